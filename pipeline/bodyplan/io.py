@@ -1,0 +1,190 @@
+"""Load, save and fingerprint body plans (QuickIK's JSON format, plus version-2 kinds)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.kinds import kind_to_dict
+from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Dof, Joint
+from pipeline.bodyplan.parse import parse_plan
+
+__all__ = [
+    "body_plan_sha256",
+    "body_plan_to_dict",
+    "load_body_plan",
+    "required_version",
+    "save_body_plan",
+]
+
+
+def load_body_plan(
+    path_or_dict: str | os.PathLike[str] | Mapping[str, Any], *, source: str | None = None
+) -> BodyPlan:
+    """Load and validate a body plan.
+
+    Parameters
+    ----------
+    path_or_dict : str, PathLike or mapping
+        A JSON file, or its already-decoded content.
+    source : str, optional
+        Name used in error messages and kept as :attr:`BodyPlan.source`; defaults to the
+        path (or ``"<dict>"``).
+
+    Returns
+    -------
+    BodyPlan
+        Axes and quaternions normalized, universal secondary axes orthogonalized, kinded
+        joints' DOFs derived; :attr:`BodyPlan.version` is the lowest version the plan needs.
+
+    Raises
+    ------
+    BodyPlanError
+        File missing or not JSON (with line and column), or any invalid field; one message
+        naming the file, joint, DOF index, field and valid choices.
+
+    Warns
+    -----
+    UnobservableDofWarning
+        A joint with DOFs has no child, so nothing observes them.
+    """
+    if isinstance(path_or_dict, Mapping):
+        return parse_plan(path_or_dict, source or "<dict>")
+    path = Path(os.fspath(path_or_dict))
+    file = source or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BodyPlanError(file, "file not found") from None
+    except IsADirectoryError:
+        raise BodyPlanError(file, "is a directory, not a body-plan JSON file") from None
+    except UnicodeDecodeError as exc:
+        raise BodyPlanError(file, f"not UTF-8 text ({exc.reason})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BodyPlanError(
+            file, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
+    return parse_plan(data, file)
+
+
+def required_version(plan: BodyPlan) -> int:
+    """Lowest format version that can express ``plan`` (2 if any joint has a kind)."""
+    return 2 if any(j.kind is not None for j in plan.joints) else 1
+
+
+def _dof_to_dict(dof: Dof, joint: str, index: int) -> dict[str, Any]:
+    if dof.type not in DOF_TYPES_V1:
+        raise ValueError(
+            f"joint {joint!r} dof {index}: type {dof.type!r} can only come from a 'kind'; "
+            f"a dofs list holds {', '.join(DOF_TYPES_V1)}"
+        )
+    out: dict[str, Any] = {}
+    if dof.name is not None:
+        out["name"] = dof.name
+    out["type"] = dof.type
+    out["axis"] = list(dof.axis)
+    out["neutral"] = dof.neutral
+    out["limits"] = None if dof.limits is None else list(dof.limits)
+    if dof.weight_scaler != 1.0:
+        out["weight_scaler"] = dof.weight_scaler
+    return out
+
+
+def _joint_to_dict(joint: Joint) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": joint.name,
+        "parent": joint.parent,
+        "offset_pos": list(joint.offset_pos),
+        "offset_quat": list(joint.offset_quat),
+    }
+    if joint.weight_scaler != 1.0:
+        out["weight_scaler"] = joint.weight_scaler
+    if joint.kind is not None:
+        out.update(kind_to_dict(joint.kind))
+    else:
+        out["dofs"] = [_dof_to_dict(d, joint.name, i) for i, d in enumerate(joint.dofs)]
+    return out
+
+
+def body_plan_to_dict(plan: BodyPlan) -> dict[str, Any]:
+    """Return the JSON object of a plan, in the lowest version that expresses it.
+
+    Version 1 output has no ``version`` key and only QuickIK's keys (valid QuickIK input);
+    version 2 output starts with ``"version": 2``. Default weight scalers (1) are omitted;
+    ``limits`` is always written (``null`` when unbounded). :attr:`BodyPlan.name` is
+    written as ``x-name``.
+
+    Parameters
+    ----------
+    plan : BodyPlan
+
+    Returns
+    -------
+    dict
+        JSON-serializable; :func:`load_body_plan` reads it back equal to ``plan``.
+    """
+    out: dict[str, Any] = {}
+    if required_version(plan) > 1:
+        out["version"] = required_version(plan)
+    out["fixed_base"] = plan.fixed_base
+    if plan.name is not None:
+        out["x-name"] = plan.name
+    out["joints"] = [_joint_to_dict(j) for j in plan.joints]
+    return out
+
+
+def save_body_plan(plan: BodyPlan, path: str | os.PathLike[str]) -> Path:
+    """Write ``plan`` as JSON to ``path`` atomically (temporary file, then rename).
+
+    Parameters
+    ----------
+    plan : BodyPlan
+    path : str or PathLike
+        Destination; its directory must exist. An existing file is replaced only once
+        the new content is fully written.
+
+    Returns
+    -------
+    Path
+        ``path``.
+    """
+    path = Path(os.fspath(path))
+    text = json.dumps(body_plan_to_dict(plan), indent=2, allow_nan=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def body_plan_sha256(plan: BodyPlan) -> str:
+    """Content fingerprint of a plan: sha256 of its canonical JSON.
+
+    Canonical JSON is :func:`body_plan_to_dict` without the informative ``x-name``,
+    sorted keys, no whitespace. Equal plans (``==``) have equal fingerprints.
+
+    Parameters
+    ----------
+    plan : BodyPlan
+
+    Returns
+    -------
+    str
+        64 lowercase hex digits.
+    """
+    data = body_plan_to_dict(plan)
+    data.pop("x-name", None)
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

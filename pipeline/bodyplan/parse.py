@@ -1,0 +1,250 @@
+"""Parse an already-decoded body-plan JSON object into a :class:`BodyPlan`.
+
+Field rules (QuickIK's schema, ``etc/bodyplan_20260726.schema.json``; see
+``bodyplan.schema.json`` here):
+
+- top level: ``fixed_base`` (bool) and ``joints`` (non-empty array) required; ``version``
+  optional (1 or 2; absent means 1).
+- joint: ``name``, ``parent`` (null for the root), ``offset_pos``, ``offset_quat`` and
+  ``dofs`` required (version 2: ``kind`` may replace ``dofs``); ``weight_scaler`` optional
+  (default 1, >= 0).
+- DOF: ``type``, ``axis`` and ``neutral`` required; ``limits`` optional (default null =
+  unbounded; QuickIK's parser defaults it too); ``weight_scaler`` optional (default 1);
+  ``name`` optional.
+- keys starting with ``x-`` are allowed everywhere and ignored (top-level ``x-name`` is kept
+  as :attr:`BodyPlan.name`); any other unknown key is an error.
+
+Tree rules: unique joint names, known parents, exactly one root, no cycle, parents listed
+before their children (so ``joints[0]`` is the root), unique DOF names.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+from pipeline.bodyplan.errors import UnobservableDofWarning
+from pipeline.bodyplan.kinds import KIND_KEYS, parse_kind
+from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Dof, Joint
+from pipeline.bodyplan.validate import (
+    Where,
+    as_axis,
+    as_bool,
+    as_limits,
+    as_list,
+    as_number,
+    as_numbers,
+    as_object,
+    as_quat,
+    as_str,
+    check_inside,
+    check_keys,
+    choices,
+    json_type,
+    require,
+)
+
+__all__ = ["KNOWN_VERSIONS", "parse_plan"]
+
+#: Format versions this loader reads.
+KNOWN_VERSIONS: tuple[int, ...] = (1, 2)
+_TOP_KEYS = ("fixed_base", "joints", "version")
+_JOINT_KEYS_V1 = ("name", "parent", "offset_pos", "offset_quat", "weight_scaler", "dofs")
+_DOF_KEYS = ("type", "axis", "neutral", "limits", "weight_scaler", "name")
+
+
+def parse_plan(data: Any, file: str) -> BodyPlan:
+    """Validate a decoded body-plan object and build the plan.
+
+    Parameters
+    ----------
+    data : Any
+        The decoded JSON (should be an object).
+    file : str
+        Name used in error messages and stored as :attr:`BodyPlan.source`.
+
+    Returns
+    -------
+    BodyPlan
+
+    Raises
+    ------
+    BodyPlanError
+        On the first problem found, naming file, joint, DOF index and field.
+
+    Warns
+    -----
+    UnobservableDofWarning
+        When a joint with DOFs has no child joint.
+    """
+    where = Where(file)
+    top = as_object(data, where, None)
+    check_keys(top, _TOP_KEYS, where)
+    version = _parse_version(top, where)
+    fixed_base = as_bool(require(top, "fixed_base", where), where, "fixed_base")
+    items = as_list(require(top, "joints", where), where, "joints")
+    if not items:
+        raise where.error("joints", "must list at least one joint")
+    name = top.get("x-name")
+    joints: list[Joint] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        joint = _parse_joint(item, index, version, where)
+        if joint.name in seen:
+            raise where.at(joint=joint.name).error(
+                "name", f"duplicate joint name {joint.name!r} (joint #{index})"
+            )
+        seen.add(joint.name)
+        joints.append(joint)
+    _check_tree(joints, where)
+    _check_dof_names(joints, where)
+    _warn_unobservable(joints, file)
+    needed = 2 if any(j.kind is not None for j in joints) else 1
+    return BodyPlan(
+        joints=tuple(joints),
+        fixed_base=fixed_base,
+        version=needed,
+        name=name if isinstance(name, str) else None,
+        source=file,
+    )
+
+
+def _parse_version(top: Mapping[str, Any], where: Where) -> int:
+    if "version" not in top:
+        return 1
+    value = top["version"]
+    if isinstance(value, bool) or not isinstance(value, int) or value not in KNOWN_VERSIONS:
+        known = choices(str(v) for v in KNOWN_VERSIONS)
+        raise where.error("version", f"unknown version {json_type(value)}; known versions: {known}")
+    return value
+
+
+def _parse_joint(item: Any, index: int, version: int, file_where: Where) -> Joint:
+    label = f"#{index}"
+    if isinstance(item, Mapping) and isinstance(item.get("name"), str) and item["name"]:
+        label = item["name"]
+    where = file_where.at(joint=label)
+    obj = as_object(item, where, None)
+    name = as_str(require(obj, "name", where), where, "name")
+    kind_keys = [k for k in obj if k in KIND_KEYS]
+    if version < 2 and kind_keys:
+        raise where.error(
+            kind_keys[0],
+            'is a version-2 field but the file does not declare "version": 2 '
+            "(corrupt or mislabelled file)",
+        )
+    check_keys(obj, _JOINT_KEYS_V1 + (KIND_KEYS if version >= 2 else ()), where)
+    parent = require(obj, "parent", where)
+    if parent is not None:
+        parent = as_str(parent, where, "parent")
+    offset_pos = as_numbers(require(obj, "offset_pos", where), 3, where, "offset_pos")
+    offset_quat = as_quat(require(obj, "offset_quat", where), where)
+    weight = as_number(obj.get("weight_scaler", 1.0), where, "weight_scaler", minimum=0)
+    kind = None
+    if "kind" in obj:
+        if "dofs" in obj:
+            raise where.error("kind", "'kind' and 'dofs' cannot both be given; use one")
+        kind, dofs = parse_kind(obj, where)
+    else:
+        if kind_keys:
+            raise where.error(
+                kind_keys[0], "is a joint-kind field; it needs 'kind' (and no 'dofs')"
+            )
+        if "dofs" not in obj and version >= 2:
+            raise where.error("dofs", "missing required field ('dofs' or, in version 2, 'kind')")
+        raw = as_list(require(obj, "dofs", where), where, "dofs")
+        dofs = tuple(_parse_dof(d, where.at(dof=i)) for i, d in enumerate(raw))
+    return Joint(
+        name=name,
+        parent=parent,
+        offset_pos=(offset_pos[0], offset_pos[1], offset_pos[2]),
+        offset_quat=(offset_quat[0], offset_quat[1], offset_quat[2], offset_quat[3]),
+        weight_scaler=weight,
+        dofs=dofs,
+        kind=kind,
+    )
+
+
+def _parse_dof(item: Any, where: Where) -> Dof:
+    obj = as_object(item, where, None)
+    check_keys(obj, _DOF_KEYS, where)
+    dof_type = as_str(require(obj, "type", where), where, "type", nonempty=False)
+    if dof_type not in DOF_TYPES_V1:
+        raise where.error("type", f"{dof_type!r} is not one of {choices(DOF_TYPES_V1)}")
+    axis = as_axis(require(obj, "axis", where), where)
+    neutral = as_number(require(obj, "neutral", where), where, "neutral")
+    limits = as_limits(obj.get("limits"), where)
+    check_inside(neutral, limits, where)
+    weight = as_number(obj.get("weight_scaler", 1.0), where, "weight_scaler", minimum=0)
+    name = obj.get("name")
+    if name is not None:
+        name = as_str(name, where, "name", nonempty=False)
+    return Dof(dof_type, axis, neutral, limits, weight, name)  # type: ignore[arg-type]
+
+
+def _check_tree(joints: list[Joint], where: Where) -> None:
+    index = {j.name: i for i, j in enumerate(joints)}
+    known = choices(index)
+    for joint in joints:
+        if joint.parent is not None and joint.parent not in index:
+            raise where.at(joint=joint.name).error(
+                "parent", f"{joint.parent!r} is not a joint; known joints: {known}"
+            )
+    roots = [j.name for j in joints if j.parent is None]
+    if not roots:
+        raise where.error("joints", 'no root joint: exactly one joint needs "parent": null')
+    if len(roots) > 1:
+        raise where.at(joint=roots[1]).error(
+            "parent",
+            f"several root joints ({choices(repr(r) for r in roots)}); "
+            'exactly one joint may have "parent": null',
+        )
+    for joint in joints:
+        chain = [joint.name]
+        current = joint.parent
+        while current is not None:
+            if current in chain:
+                loop = " -> ".join([*chain[chain.index(current) :], current])
+                raise where.at(joint=joint.name).error("parent", f"cycle: {loop}")
+            chain.append(current)
+            current = joints[index[current]].parent
+    for i, joint in enumerate(joints):
+        if joint.parent is not None and index[joint.parent] > i:
+            raise where.at(joint=joint.name).error(
+                "parent",
+                f"parent {joint.parent!r} (joint #{index[joint.parent]}) is listed after its "
+                f"child (joint #{i}); list joints in tree order, parents first",
+            )
+
+
+def _check_dof_names(joints: list[Joint], where: Where) -> None:
+    seen: dict[str, tuple[str, int]] = {}
+    for joint in joints:
+        for i, dof in enumerate(joint.dofs):
+            name = dof.name if dof.name else f"{joint.name}/{i}"
+            if name in seen:
+                other, other_i = seen[name]
+                dof_at = None if joint.kind is not None else i
+                raise where.at(joint=joint.name, dof=dof_at).error(
+                    "name" if dof_at is not None else "kind",
+                    f"duplicate DOF name {name!r} (also joint {other!r} dof {other_i})",
+                )
+            seen[name] = (joint.name, i)
+
+
+def _warn_unobservable(joints: list[Joint], file: str) -> None:
+    parents = {j.parent for j in joints}
+    leaves = [j for j in joints if j.dofs and j.name not in parents]
+    if not leaves:
+        return
+    listed = "; ".join(
+        f"joint {j.name!r} ({', '.join(d.name or f'{j.name}/{i}' for i, d in enumerate(j.dofs))})"
+        for j in leaves
+    )
+    warnings.warn(
+        f"{file}: DOFs with no keypoint below them cannot be fitted (their joint has no "
+        f"child): {listed}",
+        UnobservableDofWarning,
+        stacklevel=4,
+    )
