@@ -1,0 +1,125 @@
+"""Reader for CSV files of named keypoints in long ("tidy") layout.
+
+One row per frame, individual and keypoint; a header names the columns
+(case-insensitive, any order; other columns are ignored)::
+
+    frame,individual,keypoint,x,y,z,confidence
+    0,fly0,LFCoxa,0.12,0.40,0.03,0.98
+    0,fly0,LFFemur,0.21,0.44,0.01,0.95
+    1,fly0,LFCoxa,0.13,0.40,0.03,0.97
+
+- ``keypoint``, ``x``, ``y`` (required); ``z`` (optional: without it the tracks are 2-D);
+- ``frame`` (integer frame number) or ``time`` (seconds): one of them is required;
+- ``individual`` (optional, default one individual ``individual_0``);
+- ``confidence`` (optional).
+
+Frames between the first and last frame number that have no rows are missing (NaN);
+keypoints missing from a frame are missing. A duplicated (frame, individual, keypoint) row
+is an error. Keypoint and individual order is their first appearance in the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from pipeline.tracks.schema import TracksError, make_tracks_dataset
+
+FORMAT = "csv"
+SUFFIXES: tuple[str, ...] = (".csv", ".tsv")
+REQUIRED: tuple[str, ...] = ("keypoint", "x", "y")
+
+
+def _header(path: Path) -> list[str]:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        line = handle.readline()
+    sep = "\t" if "\t" in line else ","
+    return [c.strip().lower() for c in line.strip().split(sep)]
+
+
+def sniff(path: str | Path) -> bool:
+    """Return True if the header names ``keypoint``, ``x``, ``y`` and ``frame`` or ``time``."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    try:
+        columns = set(_header(path))
+    except OSError:
+        return False
+    return set(REQUIRED) <= columns and bool({"frame", "time"} & columns)
+
+
+def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Dataset:
+    """Read a long-layout keypoint CSV (see the module docstring).
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.csv`` (comma) or ``.tsv`` (tab) file.
+    fps : float, optional
+        Frames per second (a CSV does not record it).
+    **options
+        None accepted.
+
+    Returns
+    -------
+    xarray.Dataset
+    """
+    if options:
+        raise TypeError(f"csv reader: unexpected options {sorted(options)}")
+    path = Path(path)
+    table = pd.read_csv(path, sep=None, engine="python")
+    table.columns = [str(c).strip().lower() for c in table.columns]
+    missing = [c for c in REQUIRED if c not in table.columns]
+    if not {"frame", "time"} & set(table.columns):
+        missing.append("frame or time")
+    if missing:
+        raise TracksError(
+            f"{path}: missing columns {missing}; header has {list(table.columns)}; expected "
+            "frame|time, [individual,] keypoint, x, y[, z][, confidence]"
+        )
+    if "individual" not in table.columns:
+        table["individual"] = "individual_0"
+    space = ("x", "y", "z") if "z" in table.columns else ("x", "y")
+    keypoints = list(pd.unique(table["keypoint"].astype(str)))
+    individuals = list(pd.unique(table["individual"].astype(str)))
+    if "frame" in table.columns:
+        frame = table["frame"].to_numpy()
+        if not np.issubdtype(frame.dtype, np.integer):
+            raise TracksError(f"{path}: column 'frame' must hold integers, got {frame.dtype}")
+        first = int(frame.min())
+        rows = frame - first
+        n_frames = int(frame.max()) - first + 1
+        time = None if fps is None else (first + np.arange(n_frames)) / float(fps)
+    else:
+        stamps = table["time"].to_numpy(dtype=np.float64)
+        time, rows = np.unique(stamps, return_inverse=True)
+        n_frames = time.size
+    kp = pd.Index(keypoints).get_indexer(table["keypoint"].astype(str))
+    ind = pd.Index(individuals).get_indexer(table["individual"].astype(str))
+    flat = (rows * len(keypoints) + kp) * len(individuals) + ind
+    if np.unique(flat).size != flat.size:
+        raise TracksError(f"{path}: duplicated rows for the same frame, individual and keypoint")
+    shape = (n_frames, len(keypoints), len(individuals))
+    position = np.full((n_frames, len(space), len(keypoints), len(individuals)), np.nan)
+    for i, axis in enumerate(space):
+        position[rows, i, kp, ind] = table[axis].to_numpy(dtype=np.float64)
+    confidence = None
+    if "confidence" in table.columns:
+        confidence = np.full(shape, np.nan)
+        confidence[rows, kp, ind] = table["confidence"].to_numpy(dtype=np.float64)
+    return make_tracks_dataset(
+        position,
+        confidence,
+        keypoints=keypoints,
+        individuals=individuals,
+        fps=fps,
+        time=time,
+        space=space,
+        source_software="csv",
+        source_file=path,
+    )

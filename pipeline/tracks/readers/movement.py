@@ -1,0 +1,61 @@
+"""Reader for movement's own poses datasets saved as netCDF or zarr.
+
+Files written by ``movement`` (``ds.to_netcdf``) or by kinefit's :func:`write_tracks`.
+Older movement files with plural dim names (``keypoints``, ``individuals``) are accepted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import xarray as xr
+
+FORMAT = "movement"
+SUFFIXES: tuple[str, ...] = (".nc", ".nc4", ".netcdf", ".zarr")
+
+
+def _open(path: Path) -> xr.Dataset:
+    if path.is_dir():
+        return xr.open_zarr(path, consolidated=False)
+    return xr.open_dataset(path)
+
+
+def sniff(path: str | Path) -> bool:
+    """Return True if ``path`` holds a dataset with a ``position`` variable."""
+    path = Path(path)
+    if path.is_dir() and not (path / "zarr.json").is_file() and not (path / ".zgroup").is_file():
+        return False
+    try:
+        with _open(path) as ds:
+            return "position" in ds.data_vars
+    except Exception:  # noqa: BLE001 - anything unreadable is simply not this format
+        return False
+
+
+def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Dataset:
+    """Open a movement poses dataset.
+
+    Parameters
+    ----------
+    path : str or Path
+        ``.nc`` file or ``.zarr`` directory.
+    fps : float, optional
+        Applied by the registry (:func:`pipeline.tracks.formats.with_fps`).
+    **options
+        None accepted.
+
+    Returns
+    -------
+    xarray.Dataset
+        netCDF content is loaded into memory (the file is closed); zarr stays lazy.
+    """
+    if options:
+        raise TypeError(f"movement reader: unexpected options {sorted(options)}")
+    path = Path(path)
+    ds = _open(path)
+    if not path.is_dir():
+        ds = ds.load()
+        ds.close()
+    ds.attrs.setdefault("source_file", str(path))
+    return ds
