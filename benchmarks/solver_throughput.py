@@ -1,0 +1,259 @@
+"""Single-core solver throughput: kinefit against the Pinocchio peer, in one run (issue 2).
+
+Workloads (QuickIK's fly, ``fixtures.json``):
+
+- warm: the 300 native-rate frames played forward then reversed, repeated, handed to
+  ``solve_sequence`` in calls of ``--chunk-frames`` frames (each call starts cold at its
+  first frame, both sides), timed for at least ``--seconds`` per repeat after a warm-up;
+- cold: the 22 real frames, each solved alone from the neutral pose (``solve_frames`` one
+  frame at a time; kinefit also all 22 in one batched call).
+
+Figures are medians over ``--repeats`` repeats, kinefit and the peer alternating within each
+repeat so that machine noise hits both; ratios are taken between medians of this run.
+Keypoint RMS (pooled over all observed keypoints and frames) and iterations per frame are
+reported beside the speeds so that speed is not bought with accuracy; both sides' RMS is
+computed with the same (Pinocchio) forward kinematics from their fitted poses.
+
+Run ``python benchmarks/solver_throughput.py --help``; ``make bench`` runs it with defaults.
+"""
+
+from __future__ import annotations
+
+import os
+
+# One core: BLAS / OpenMP thread pools are sized when numpy loads, so pin them first.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pinocchio as pin  # noqa: E402
+from _common import (  # noqa: E402
+    DEFAULT_BODY_PLAN,
+    DEFAULT_FIXTURES,
+    GaussNewtonSettings,
+    keypoint_rms,
+    load_fixtures,
+    ping_pong,
+    time_repeated,
+)
+from pin_peer import PinGaussNewton, check_peer  # noqa: E402
+
+from pipeline.bodyplan import load_body_plan  # noqa: E402
+
+REQUIRED_WARM_SPEEDUP, AIM_WARM_SPEEDUP = 12.0, 25.0
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--body-plan", type=Path, default=DEFAULT_BODY_PLAN)
+    p.add_argument("--fixtures", type=Path, default=DEFAULT_FIXTURES)
+    p.add_argument("--seconds", type=float, default=3.0, help="minimum timed span per repeat")
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument(
+        "--chunk-frames", type=int, default=600, help="frames per solve_sequence call (warm)"
+    )
+    p.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = p.parse_args(argv)
+    if args.seconds <= 0 or args.repeats < 1 or args.chunk_frames < 1:
+        p.error("--seconds must be > 0, --repeats and --chunk-frames >= 1")
+    return args
+
+
+def _kinefit(plan, settings: GaussNewtonSettings, dtype: np.dtype):
+    """kinefit's ``solve_sequence`` / ``solve_frames`` bound to ``plan`` and the settings.
+
+    Returns ``None`` when the solver cannot be imported from this checkout.
+    """
+    try:
+        from pipeline.solve import SolverConfig, solve_frames, solve_sequence
+    except ImportError as exc:
+        print(f"kinefit's solver is not importable ({exc}): measuring the peer alone\n")
+        return None
+    config = SolverConfig(**settings.kwargs(), dtype=dtype.type)
+    no_prior = SolverConfig(**(settings.kwargs() | {"neutral_weight": 0.0}), dtype=dtype.type)
+    return {
+        "sequence": lambda t: solve_sequence(plan, t, config=config),
+        "frames": lambda t: solve_frames(plan, t, config=config),
+        "frames_no_prior": lambda t: solve_frames(plan, t, config=no_prior),
+    }
+
+
+def _as_q(peer: PinGaussNewton, result) -> np.ndarray:
+    """A kinefit ``FitResult`` as Pinocchio configurations ``(T, nq)``."""
+    parts = (result.dof_values, result.root_position, result.root_orientation)
+    d, p, o = (np.asarray(x, np.float64) for x in parts)
+    return np.array([peer.join(*row) for row in zip(d, p, o, strict=True)])
+
+
+def _fk(peer: PinGaussNewton, q: np.ndarray) -> np.ndarray:
+    return np.array([peer.keypoints(x) for x in q])
+
+
+def _pooled_rms(fitted: np.ndarray, targets: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(keypoint_rms(fitted, targets) ** 2)))
+
+
+def _angle_error_deg(dofs: np.ndarray, truth: np.ndarray) -> float:
+    d = np.asarray(dofs, np.float64) - truth
+    return float(np.degrees(np.abs((d + np.pi) % (2 * np.pi) - np.pi).max()))
+
+
+def _per_frame(solve_one, frames: list[np.ndarray]):
+    """A timing run: solve each frame alone; returns how many frames it solved."""
+
+    def run() -> int:
+        for f in frames:
+            solve_one(f)
+        return len(frames)
+
+    return run
+
+
+def accuracy(peer: PinGaussNewton, kin, fx, stream: np.ndarray, dtype: np.dtype) -> dict:
+    """Untimed: keypoint RMS, iterations and known-answer checks of both sides."""
+    q, its = peer.solve_sequence(stream)
+    cold = [peer.solve(x) for x in fx.real]
+    out = {
+        "pinocchio": {
+            "warm_rms_mm": _pooled_rms(_fk(peer, q), stream),
+            "warm_iterations": float(its.mean()),
+            "cold_rms_mm": _pooled_rms(_fk(peer, np.array([c for c, _ in cold])), fx.real),
+            "cold_iterations": float(np.mean([n for _, n in cold])),
+            **check_peer(peer.plan, fx.synthetic, fx.synthetic_dofs),
+        }
+    }
+    tight = GaussNewtonSettings(n_iterations=50, position_tolerance=1e-10, angle_tolerance=1e-10)
+    ref = PinGaussNewton(peer.plan, **tight.kwargs())
+    q_ref = ref.solve_sequence(stream)[0]
+    q_cold = np.array([ref.solve(x)[0] for x in fx.real])
+    out["converged"] = {
+        "n_iterations": tight.n_iterations,
+        "warm_rms_mm": _pooled_rms(_fk(peer, q_ref), stream),
+        "cold_rms_mm": _pooled_rms(_fk(peer, q_cold), fx.real),
+    }
+    if kin is None:
+        return out
+    warm, cold = kin["sequence"](stream.astype(dtype)), kin["frames"](fx.real.astype(dtype))
+    fw, fc = _fk(peer, _as_q(peer, warm)), _fk(peer, _as_q(peer, cold))
+    gap = max(
+        np.nanmax(np.abs(fw - np.asarray(warm.fitted_positions))),
+        np.nanmax(np.abs(fc - np.asarray(cold.fitted_positions))),
+    )
+    synth = kin["frames_no_prior"](fx.synthetic.astype(dtype))
+    out["kinefit"] = {
+        "warm_rms_mm": _pooled_rms(fw, stream),
+        "warm_iterations": float(np.mean(warm.iterations)),
+        "cold_rms_mm": _pooled_rms(fc, fx.real),
+        "cold_iterations": float(np.mean(cold.iterations)),
+        "recovery_max_deg": _angle_error_deg(synth.dof_values, fx.synthetic_dofs),
+        "fitted_positions_vs_pinocchio_fk_mm": float(gap),
+    }
+    return out
+
+
+def speed(peer: PinGaussNewton, kin, fx, stream: np.ndarray, args) -> dict:
+    """Timed: warm frames/s and cold seconds/frame, alternating the sides in each repeat."""
+    dtype = np.dtype(args.dtype)
+    runs = {
+        "warm_fps/pinocchio": lambda: len(peer.solve_sequence(stream)[1]),
+        "cold_fps/pinocchio": _per_frame(peer.solve, list(fx.real)),
+    }
+    if kin is not None:
+        stream_k, real_k = stream.astype(dtype), fx.real.astype(dtype)
+        one = [real_k[i : i + 1] for i in range(len(real_k))]
+        runs["warm_fps/kinefit"] = lambda: len(kin["sequence"](stream_k).iterations)
+        runs["cold_fps/kinefit"] = _per_frame(kin["frames"], one)
+        runs["cold_fps/kinefit_batched"] = lambda: len(kin["frames"](real_k).iterations)
+    for run in runs.values():  # warm-up: caches, allocator, branch predictors
+        time_repeated(run, min(1.0, args.seconds))
+    cold_seconds = max(0.5, args.seconds / 3)
+    samples: dict[str, list[float]] = {k: [] for k in runs}
+    for i in range(args.repeats):
+        for k, run in runs.items():
+            samples[k].append(time_repeated(run, args.seconds if "warm" in k else cold_seconds))
+        print(f"  repeat {i + 1}/{args.repeats}", file=sys.stderr, flush=True)
+    return {k: statistics.median(v) for k, v in samples.items()} | {"samples": samples}
+
+
+def report(args, plan, acc: dict, med: dict) -> str:
+    has_k = "kinefit" in acc
+    lines = [
+        f"kinefit vs Pinocchio {pin.__version__}: {plan.name or args.body_plan.name}, "
+        f"{plan.n_joints} joints, {plan.n_dofs} DOFs"
+        f"{'' if plan.fixed_base else ' + free root'}; kinefit in {args.dtype}, peer in float64",
+        f"one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1); medians of {args.repeats} repeats "
+        f"(warm >= {args.seconds:g} s each); {platform.processor() or platform.machine()}, "
+        f"load average {os.getloadavg()[0]:.2f}",
+        f"settings (both sides): {GaussNewtonSettings()}",
+        "",
+        f"{'':44}{'kinefit':>12}{'Pinocchio':>12}{'speed-up':>10}",
+    ]
+
+    def row(label, k, p, fmt, up=None):
+        ks = format(k, fmt) if k is not None else "-"
+        us = f"{up:.1f}x" if up is not None else ""
+        lines.append(f"{label:44}{ks:>12}{format(p, fmt):>12}{us:>10}")
+
+    kp = med.get("warm_fps/kinefit")
+    pp = med["warm_fps/pinocchio"]
+    row(f"warm frames/s ({args.chunk_frames}-frame calls)", kp, pp, ".0f", kp and kp / pp)
+    pc = 1e6 / med["cold_fps/pinocchio"]
+    kc = 1e6 / med["cold_fps/kinefit"] if has_k else None
+    row("cold latency/frame, one at a time (us)", kc, pc, ".0f", kc and pc / kc)
+    kb = 1e6 / med["cold_fps/kinefit_batched"] if has_k else None
+    row("cold latency/frame, 22 at once (us) [1]", kb, pc, ".0f", kb and pc / kb)
+    a_k, a_p = acc.get("kinefit", {}), acc["pinocchio"]
+    for key, label, fmt in [
+        ("warm_rms_mm", "warm keypoint RMS (mm)", ".5f"),
+        ("warm_iterations", "warm iterations/frame", ".2f"),
+        ("cold_rms_mm", "cold keypoint RMS, 22 real frames (mm)", ".5f"),
+        ("cold_iterations", "cold iterations/frame", ".2f"),
+        ("recovery_max_deg", "synthetic recovery, prior off (max deg)", ".1e"),
+    ]:
+        row(label, a_k.get(key), a_p[key], fmt)
+    ref = acc["converged"]
+    lines += [
+        "[1] kinefit solves the 22 frames in one call; the peer has no batch mode (one by one)",
+        f"converged optimum (peer, {ref['n_iterations']} iterations, tolerances 1e-10): "
+        f"warm RMS {ref['warm_rms_mm']:.5f} mm, cold RMS {ref['cold_rms_mm']:.5f} mm",
+        f"peer FK of the synthetic ground truth: max error {a_p['fk_max_error']:.1e} mm",
+    ]
+    if has_k:
+        gap = a_k["fitted_positions_vs_pinocchio_fk_mm"]
+        lines.append(f"kinefit fitted_positions vs Pinocchio FK of its pose: {gap:.1e} mm")
+        verdict = "MET" if kp / pp >= REQUIRED_WARM_SPEEDUP else "NOT MET"
+        lines.append(
+            f"issue 2: warm throughput >= {REQUIRED_WARM_SPEEDUP:g}x Pinocchio "
+            f"(aim {AIM_WARM_SPEEDUP:g}x): measured {kp / pp:.1f}x -> {verdict}"
+        )
+    else:
+        lines.append("issue 2 requirement (>= 12x Pinocchio warm, aim 25x): kinefit not measured")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    settings = GaussNewtonSettings()
+    plan = load_body_plan(args.body_plan)
+    fx = load_fixtures(args.fixtures, plan.joint_names)
+    peer = PinGaussNewton(plan, **settings.kwargs())
+    kin = _kinefit(plan, settings, np.dtype(args.dtype))
+    stream = ping_pong(fx.native, args.chunk_frames)
+    acc = accuracy(peer, kin, fx, stream, np.dtype(args.dtype))
+    med = speed(peer, kin, fx, stream, args)
+    print(report(args, plan, acc, med))
+    if args.json is not None:
+        record = {"args": {k: str(v) for k, v in vars(args).items()}, "accuracy": acc, **med}
+        args.json.write_text(json.dumps(record, indent=2))
+
+
+if __name__ == "__main__":
+    main()
