@@ -11,6 +11,7 @@ from pipeline.bodyplan.io import (
     load_body_plan,
     save_body_plan,
 )
+from pipeline.bodyplan.mannequin import mannequin
 from pipeline.bodyplan.model import KINDS, BodyPlan, Dof, Joint, JointKind
 
 __all__ = [
@@ -27,11 +28,3 @@ __all__ = [
     "mannequin",
     "save_body_plan",
 ]
-
-
-def __getattr__(name: str):  # mannequin lands in its own module
-    if name == "mannequin":
-        from pipeline.bodyplan.mannequin import mannequin
-
-        return mannequin
-    raise AttributeError(name)

@@ -141,6 +141,18 @@ def body_plan_to_dict(plan: BodyPlan) -> dict[str, Any]:
     return out
 
 
+def _dumps(data: dict[str, Any]) -> str:
+    """JSON text with one line per top-level key and one line per joint."""
+    lines = []
+    for key, value in data.items():
+        if key == "joints":
+            joints = ",\n".join(f"    {json.dumps(j, allow_nan=False)}" for j in value)
+            lines.append(f'  "joints": [\n{joints}\n  ]')
+        else:
+            lines.append(f"  {json.dumps(key)}: {json.dumps(value, allow_nan=False)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def save_body_plan(plan: BodyPlan, path: str | os.PathLike[str]) -> Path:
     """Write ``plan`` as JSON to ``path`` atomically (temporary file, then rename).
 
@@ -157,7 +169,7 @@ def save_body_plan(plan: BodyPlan, path: str | os.PathLike[str]) -> Path:
         ``path``.
     """
     path = Path(os.fspath(path))
-    text = json.dumps(body_plan_to_dict(plan), indent=2, allow_nan=False) + "\n"
+    text = _dumps(body_plan_to_dict(plan))
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

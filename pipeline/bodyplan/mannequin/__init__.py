@@ -1,0 +1,193 @@
+"""The mannequin: a built-in adult humanoid body plan (version 2, joint kinds).
+
+Conventions (Kimodo's, ``KIMODO.md`` section 1): metres, radians, +Y up, facing +Z at rest,
+so the character's left is +X. About 1.75 m tall. Every ``offset_quat`` is the identity,
+so at rest every joint frame is aligned with the world axes and every axis below is given
+in world directions. The root (``pelvis``) sits at the root position: put the root at
+``(0, 0.96, 0)`` to stand on the floor ``y = 0``.
+
+Rest pose (all coordinates zero) is an **A-pose**: legs straight down, upper arms 45 deg
+below horizontal in the frontal plane, elbows straight with a 10 deg carrying angle,
+palms forward, feet forward. The neutral pose is that rest pose (every ``neutral`` is
+zero), a natural relaxed standing pose.
+
+Right-side joints mirror the left ones through the plane ``x = 0``: offsets negate ``x``;
+rotation axes are mirrored as pseudovectors (``(x, y, z) -> (x, -y, -z)``) so equal
+coordinate values mean the same anatomical motion on both sides.
+
+========== ========= ========== ========================================================
+joint      parent    kind       coordinates, limits
+========== ========= ========== ========================================================
+pelvis     (root)    fixed      none (6 free root DOFs: ``fixed_base`` false)
+spine      pelvis    ball       lumbar: axis +Y, cone 26 deg (side) x 46 deg (flex),
+                                twist +-17 deg
+chest      spine     ball       thoracic: axis +Y, cone 20 x 26 deg, twist +-34 deg
+neck       chest     ball       axis +Y, cone 34 x 52 deg, twist +-69 deg
+head       neck      fixed      skull base keypoint
+head_top   head      fixed      tip keypoint, 1.75 m
+nose       head      fixed      face keypoint (observes the neck twist)
+clavicle_* chest     fixed      sternoclavicular keypoint
+shoulder_* clavicle  ball       axis along the upper arm, cone 90 deg, twist +-75 deg
+elbow_*    shoulder  hinge      flexion 0..150 deg (forearm comes forward)
+wrist_*    elbow     universal  flexion -70..80 deg, then deviation -35..25 deg (radial +)
+hand_*     wrist     fixed      hand tip keypoint
+hip_*      pelvis    ball       axis along the thigh, cone 40 deg (ab/adduction) x
+                                100 deg (flexion), twist +-40 deg
+knee_*     hip       hinge      flexion 0..150 deg (one way: the foot goes back)
+ankle_*    knee      universal  plantarflexion -20..50 deg (+), then eversion +-20 deg
+toe_*      ankle     fixed      toe tip keypoint
+heel_*     ankle     fixed      heel keypoint
+========== ========= ========== ========================================================
+
+``*`` is ``l`` or ``r``. Every DOF has a keypoint below it, and every ball joint has an
+off-axis keypoint below it at rest (shoulder: the wrist, through the carrying angle;
+hip: toe and heel; spine and chest: the shoulders; neck: the nose), so all 33 coordinates
+are observable at the neutral pose.
+
+Regenerate ``configs/bodyplans/mannequin.json`` with
+``python -m pipeline.bodyplan.mannequin --write configs/bodyplans/mannequin.json``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pipeline.bodyplan.io import load_body_plan
+from pipeline.bodyplan.model import BodyPlan
+
+__all__ = ["mannequin", "mannequin_dict"]
+
+_DEG = math.pi / 180.0
+_X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+
+
+def _rot_z(v: tuple[float, float, float], angle: float) -> tuple[float, float, float]:
+    c, s = math.cos(angle), math.sin(angle)
+    return (c * v[0] - s * v[1], s * v[0] + c * v[1], v[2])
+
+
+def _cross(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, float, float]:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _scale(v: tuple[float, ...], k: float) -> list[float]:
+    return [round(k * c, 6) for c in v]
+
+
+# Left arm directions at rest: upper arm 45 deg below horizontal, forearm 10 deg more lateral.
+_UPPER = (math.cos(45 * _DEG), -math.sin(45 * _DEG), 0.0)
+_FORE = _rot_z(_UPPER, 10 * _DEG)
+_ELBOW_AXIS = _cross(_UPPER, _Z)  # flexion swings the forearm toward +Z
+_WRIST_AXIS = _cross(_FORE, _Z)
+
+
+def _ball(axis, swing, twist) -> dict[str, Any]:
+    return {"kind": "ball", "axis": list(axis), "swing_limit": swing, "twist_limit": twist}
+
+
+def _hinge(axis, lo_deg: float, hi_deg: float) -> dict[str, Any]:
+    return {"kind": "hinge", "axis": list(axis), "limits": [lo_deg * _DEG, hi_deg * _DEG]}
+
+
+def _universal(primary, secondary, lim1, lim2) -> dict[str, Any]:
+    return {
+        "kind": "universal",
+        "axes": [list(primary), list(secondary)],
+        "limits": [[lim1[0] * _DEG, lim1[1] * _DEG], [lim2[0] * _DEG, lim2[1] * _DEG]],
+    }
+
+
+_FIXED: dict[str, Any] = {"kind": "fixed"}
+
+#: (name, parent, offset_pos in metres, kind fields): the spine and head.
+_CENTRE: tuple[tuple[str, str | None, list[float], dict[str, Any]], ...] = (
+    ("pelvis", None, [0.0, 0.0, 0.0], _FIXED),
+    ("spine", "pelvis", [0.0, 0.10, 0.0], _ball(_Y, [26 * _DEG, 46 * _DEG], [-0.3, 0.3])),
+    ("chest", "spine", [0.0, 0.22, 0.0], _ball(_Y, [20 * _DEG, 26 * _DEG], [-0.6, 0.6])),
+    ("neck", "chest", [0.0, 0.22, 0.0], _ball(_Y, [34 * _DEG, 52 * _DEG], [-1.2, 1.2])),
+    ("head", "neck", [0.0, 0.10, 0.0], _FIXED),
+    ("head_top", "head", [0.0, 0.15, 0.0], _FIXED),
+    ("nose", "head", [0.0, 0.03, 0.11], _FIXED),
+)
+#: Left arm (suffix added, mirrored into the right arm).
+_ARM: tuple[tuple[str, str, list[float], dict[str, Any]], ...] = (
+    ("clavicle", "chest", [0.02, 0.17, 0.02], _FIXED),
+    ("shoulder", "clavicle", [0.16, 0.0, -0.02], _ball(_UPPER, 90 * _DEG, [-1.3, 1.3])),
+    ("elbow", "shoulder", _scale(_UPPER, 0.29), _hinge(_ELBOW_AXIS, 0, 150)),
+    ("wrist", "elbow", _scale(_FORE, 0.26), _universal(_WRIST_AXIS, _Z, (-70, 80), (-35, 25))),
+    ("hand", "wrist", _scale(_FORE, 0.19), _FIXED),
+)
+#: Left leg (suffix added, mirrored into the right leg).
+_LEG: tuple[tuple[str, str, list[float], dict[str, Any]], ...] = (
+    ("hip", "pelvis", [0.09, -0.06, 0.0], _ball((0.0, -1.0, 0.0), [0.7, 1.75], [-0.7, 0.7])),
+    ("knee", "hip", [0.0, -0.41, 0.0], _hinge(_X, 0, 150)),
+    ("ankle", "knee", [0.0, -0.41, 0.0], _universal(_X, _Z, (-20, 50), (-20, 20))),
+    ("toe", "ankle", [0.0, -0.06, 0.16], _FIXED),
+    ("heel", "ankle", [0.0, -0.06, -0.05], _FIXED),
+)
+_SIDED = {name for name, *_ in _ARM + _LEG}
+
+
+def _mirror_kind(fields: dict[str, Any]) -> dict[str, Any]:
+    out = dict(fields)
+    if "axis" in out:
+        out["axis"] = _mirror_axis(out["axis"])
+    if "axes" in out:
+        out["axes"] = [_mirror_axis(a) for a in out["axes"]]
+    return out
+
+
+def _mirror_axis(axis: list[float]) -> list[float]:
+    return [axis[0], -axis[1] + 0.0, -axis[2] + 0.0]  # + 0.0: no negative zeros
+
+
+def _side(rows, suffix: str, mirror: bool) -> list[dict[str, Any]]:
+    out = []
+    for name, parent, offset, kind in rows:
+        pos = [-offset[0] + 0.0, offset[1], offset[2]] if mirror else list(offset)
+        out.append(
+            {
+                "name": f"{name}_{suffix}",
+                "parent": f"{parent}_{suffix}" if parent in _SIDED else parent,
+                "offset_pos": pos,
+                "offset_quat": [1.0, 0.0, 0.0, 0.0],
+                **(_mirror_kind(kind) if mirror else dict(kind)),
+            }
+        )
+    return out
+
+
+def mannequin_dict() -> dict[str, Any]:
+    """Return the mannequin as a version-2 body-plan JSON object (see the module table).
+
+    Returns
+    -------
+    dict
+        Accepted by :func:`~pipeline.bodyplan.load_body_plan`.
+    """
+    joints = [
+        {
+            "name": name,
+            "parent": parent,
+            "offset_pos": list(offset),
+            "offset_quat": [1.0, 0.0, 0.0, 0.0],
+            **kind,
+        }
+        for name, parent, offset, kind in _CENTRE
+    ]
+    for rows in (_ARM, _LEG):
+        joints += _side(rows, "l", mirror=False) + _side(rows, "r", mirror=True)
+    return {"version": 2, "fixed_base": False, "x-name": "mannequin", "joints": joints}
+
+
+def mannequin() -> BodyPlan:
+    """Build the mannequin prefab: a 1.75 m humanoid, metres, +Y up, facing +Z.
+
+    Returns
+    -------
+    BodyPlan
+        27 joints (keypoints), 33 DOFs, free base, version 2. Rest and neutral pose: the
+        A-pose of the module docstring.
+    """
+    return load_body_plan(mannequin_dict(), source="pipeline.bodyplan.mannequin")
