@@ -1,0 +1,5 @@
+"""Zarr layouts of the tracks and fit stores, atomic publishing, fingerprints, resume."""
+
+from pipeline.store.tracks_store import DEFAULT_CHUNK_FRAMES, open_tracks, write_tracks
+
+__all__ = ["DEFAULT_CHUNK_FRAMES", "open_tracks", "write_tracks"]
