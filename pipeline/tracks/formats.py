@@ -28,6 +28,13 @@ from pipeline.tracks.schema import TracksError, validate_tracks
 READER_MODULES: tuple[str, ...] = (
     "pipeline.tracks.readers.movement",
     "pipeline.tracks.readers.npz",
+    "pipeline.tracks.readers.lightningpose",
+    "pipeline.tracks.readers.dlc",
+    "pipeline.tracks.readers.sleap",
+    "pipeline.tracks.readers.anipose",
+    "pipeline.tracks.readers.nwb",
+    "pipeline.tracks.readers.c3d",
+    "pipeline.tracks.readers.bvh",
     "pipeline.tracks.readers.csv",
 )
 

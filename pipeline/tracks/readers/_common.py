@@ -1,0 +1,130 @@
+"""Small helpers shared by the format readers: errors, fps, options, keypoint renames.
+
+Every reader reports a bad file with ONE :class:`~pipeline.tracks.schema.TracksError`
+whose message starts with the file's path and says what is wrong, so that an ingest of a
+whole archive names the culprit. Readers never write anything.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.tracks.schema import TracksError
+
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+#: Written in attrs when the file does not say (the length unit of BVH, Anipose, ...).
+UNKNOWN = "unknown"
+
+
+def fail(path: str | Path, what: str) -> TracksError:
+    """Return the error for a malformed file: ``"<path>: <what>"``."""
+    return TracksError(f"{path}: {what}")
+
+
+def check_options(path: str | Path, fmt: str, unknown: Mapping[str, Any], valid: Iterable[str]):
+    """Raise if a reader got options it does not know, listing the valid ones."""
+    if unknown:
+        raise TracksError(
+            f"{path}: the {fmt} reader has no option(s) {sorted(unknown)}; "
+            f"valid options: {', '.join(sorted(valid))}"
+        )
+
+
+def resolve_fps(path: str | Path, fmt: str, file_fps: float | None, fps: float | None) -> float:
+    """Return the frame rate: the file's when it records one, else the ``fps`` option.
+
+    Raises
+    ------
+    TracksError
+        Neither gives a positive finite frame rate (never a silent 1.0).
+    """
+    value = file_fps if file_fps is not None else fps
+    if value is None:
+        raise fail(
+            path,
+            f"the frame rate is unknown: {fmt} files do not record it; pass fps= "
+            "(--fps or the run config)",
+        )
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise fail(path, f"fps must be a positive number, got {value!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        source = "the file records" if file_fps is not None else "got"
+        raise fail(path, f"fps must be a positive number, {source} {value!r}")
+    return value
+
+
+def rename_keypoints(
+    path: str | Path, keypoints: Sequence[str], keypoint_map: Mapping[str, str] | None
+) -> list[str]:
+    """Rename the file's keypoints with ``keypoint_map`` (file name -> new name).
+
+    Names not in the map are kept. A map entry naming a keypoint the file does not have is
+    an error (a typo in the map must not go unnoticed), as is a rename that makes two
+    keypoints share a name.
+    """
+    names = [str(k) for k in keypoints]
+    if not keypoint_map:
+        return names
+    unknown = [k for k in keypoint_map if k not in names]
+    if unknown:
+        raise fail(
+            path,
+            f"keypoint map names keypoint(s) {unknown} that the file does not have; "
+            f"the file's keypoints: {names}",
+        )
+    renamed = [str(keypoint_map.get(k, k)) for k in names]
+    dupes = sorted({k for k in renamed if renamed.count(k) > 1})
+    if dupes:
+        raise fail(path, f"keypoint map gives several keypoints the same name: {dupes}")
+    return renamed
+
+
+def frame_time(path: str | Path, frames: np.ndarray | None, n: int, fps: float) -> np.ndarray:
+    """Return time stamps in seconds from the file's frame numbers (or row order)."""
+    if frames is None:
+        return np.arange(n, dtype=np.float64) / fps
+    frames = np.asarray(frames, dtype=np.float64)
+    steps = np.diff(frames)
+    if np.any(steps <= 0):
+        first = int(np.flatnonzero(steps <= 0)[0]) + 1
+        raise fail(path, f"frame numbers are not strictly increasing (row {first})")
+    return frames / fps
+
+
+def is_hdf5(path: str | Path) -> bool:
+    """Return True if the file starts with the HDF5 signature."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(8) == HDF5_SIGNATURE
+    except OSError:
+        return False
+
+
+def head_text(path: str | Path, n_bytes: int = 65536) -> str:
+    """Return the first ``n_bytes`` of a text file (empty when unreadable)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(n_bytes).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def decode_names(values: Iterable[Any]) -> list[str]:
+    """Decode HDF5 names that come as bytes or str."""
+    return [v.decode() if isinstance(v, bytes | np.bytes_) else str(v) for v in values]
+
+
+def missing_extra(path: str | Path, fmt: str, extra: str, module: str) -> TracksError:
+    """Return the error for a reader whose optional dependency is not installed."""
+    return fail(
+        path,
+        f"reading {fmt} files needs the optional package {module!r}: "
+        f"pip install 'kinefit[{extra}]'",
+    )

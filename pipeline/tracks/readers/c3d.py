@@ -1,0 +1,229 @@
+"""C3D motion-capture marker files (needs ``ezc3d``: the optional extra ``c3d``).
+
+What is read:
+
+- markers: ``data/points`` ``(4, n_points, n_frames)`` with labels ``POINT:LABELS``
+  (``LABELS2``... are merged by ezc3d) as keypoints. Points that model outputs put into
+  the POINT section (labels listed in ``POINT:ANGLES``, ``FORCES``, ``MOMENTS``,
+  ``POWERS``, ``SCALARS``, ``REACTIONS``) are not markers and are left out. A point
+  with a negative residual (the C3D "invalid" flag) is missing (NaN).
+- rate: ``POINT:RATE`` (the header's frame rate as fallback): the file's rate wins.
+- unit: ``POINT:UNITS`` (``"mm"`` usually); ``"unknown"`` when absent.
+- up axis: ``POINT:Y_SCREEN`` (the axis shown vertical, e.g. ``"+Z"`` -> ``"z"``); None
+  (unknown) when absent.
+- individuals: when ``SUBJECTS:USES_PREFIXES`` is set and every marker label starts with
+  one of ``SUBJECTS:LABEL_PREFIXES`` (Vicon's ``Name:Marker``), each subject is an
+  individual and its prefix is stripped; otherwise one individual with the full labels.
+- confidence: C3D has none (residuals are fit errors, not confidences): NaN.
+- time: ``frame / rate`` seconds from the first frame; the header's first frame number is
+  kept in attrs as ``first_frame``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from pipeline.tracks.readers._common import (
+    UNKNOWN,
+    check_options,
+    fail,
+    missing_extra,
+    rename_keypoints,
+    resolve_fps,
+)
+from pipeline.tracks.schema import UP_AXES, make_tracks_dataset
+
+FORMAT = "c3d"
+SUFFIXES = (".c3d",)
+SOFTWARE = "C3D"
+#: POINT parameters that list model outputs stored as points (not markers).
+MODEL_OUTPUTS = ("ANGLES", "FORCES", "MOMENTS", "POWERS", "SCALARS", "REACTIONS")
+
+
+def _param(params: dict, group: str, name: str):
+    value = params.get(group, {}).get(name, {}).get("value")
+    if value is None:
+        return None
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _up_axis(y_screen) -> str | None:
+    if not y_screen:
+        return None
+    text = str(y_screen[0]).strip().lower()
+    axis = text.lstrip("+")
+    return axis if axis in UP_AXES else None
+
+
+def _split_subjects(labels: list[str], params: dict) -> tuple[list[str], list[str]] | None:
+    """Return (individual per label, marker name per label) when subjects prefix labels."""
+    uses = _param(params, "SUBJECTS", "USES_PREFIXES")
+    prefixes = [str(p) for p in (_param(params, "SUBJECTS", "LABEL_PREFIXES") or []) if str(p)]
+    names = [str(n) for n in (_param(params, "SUBJECTS", "NAMES") or [])]
+    if not uses or not int(uses[0]) or not prefixes:
+        return None
+    who, what = [], []
+    for label in labels:
+        hit = [i for i, p in enumerate(prefixes) if label.startswith(p)]
+        if not hit:
+            return None
+        i = max(hit, key=lambda j: len(prefixes[j]))
+        who.append(names[i] if i < len(names) and names[i] else prefixes[i].rstrip(":"))
+        what.append(label[len(prefixes[i]) :])
+    return who, what
+
+
+def parse(path: str | Path, *, include_model_outputs: bool = False) -> dict:
+    """Read a C3D file's markers into arrays.
+
+    Returns
+    -------
+    dict
+        ``position (n_frames, 3, n_keypoints, n_individuals)``, ``keypoints``,
+        ``individuals`` (None for one unnamed individual), ``rate`` (or None), ``unit``,
+        ``up_axis``, ``first_frame``.
+    """
+    path = Path(path)
+    try:
+        import ezc3d
+    except ImportError:
+        raise missing_extra(path, "C3D", "c3d", "ezc3d") from None
+    try:
+        c3d = ezc3d.c3d(str(path))
+    except Exception as err:  # ezc3d raises bare RuntimeError/IOError on corrupt files
+        raise fail(path, f"not a readable C3D file (truncated or corrupt?): {err}") from None
+    params = c3d["parameters"]
+    points = np.asarray(c3d["data"]["points"], dtype=np.float64)
+    if points.ndim != 3 or points.shape[0] < 3 or points.shape[1] == 0:
+        raise fail(path, f"no marker data (points array of shape {points.shape})")
+    n_points, n_frames = points.shape[1], points.shape[2]
+    if n_frames == 0:
+        raise fail(path, "no frames")
+    labels = [str(s).strip() for s in (_param(params, "POINT", "LABELS") or [])]
+    if len(labels) < n_points:
+        raise fail(path, f"{n_points} points but only {len(labels)} POINT:LABELS")
+    labels = labels[:n_points]
+    residuals = c3d["data"].get("meta_points", {}).get("residuals")
+    xyz = points[:3]
+    if residuals is not None and np.shape(residuals)[-2:] == (n_points, n_frames):
+        xyz = np.where(np.asarray(residuals)[0] < 0, np.nan, xyz)
+    keep = list(range(n_points))
+    if not include_model_outputs:
+        outputs = set()
+        for name in MODEL_OUTPUTS:
+            outputs |= {str(v).strip() for v in (_param(params, "POINT", name) or [])}
+        keep = [i for i in keep if labels[i] not in outputs]
+        if not keep:
+            raise fail(path, "every POINT is a model output (angles, forces, ...); no markers")
+    labels = [labels[i] for i in keep]
+    xyz = xyz[:, keep]  # (3, n_markers, n_frames)
+    split = _split_subjects(labels, params)
+    individuals: list[str] | None = None
+    if split is None:
+        keypoints, who = labels, [None] * len(labels)
+    else:
+        who, keypoints = split
+        individuals = list(dict.fromkeys(who))
+    names = list(dict.fromkeys(keypoints))
+    pairs = list(zip(who, keypoints, strict=True))
+    dupes = sorted({f"{w or ''}{k}" for w, k in pairs if pairs.count((w, k)) > 1})
+    if dupes:
+        raise fail(path, f"duplicated marker labels {dupes}")
+    ind_index = individuals or [None]
+    position = np.full((n_frames, 3, len(names), len(ind_index)), np.nan)
+    for m, (w, k) in enumerate(pairs):
+        position[:, :, names.index(k), ind_index.index(w)] = xyz[:, m, :].T
+    rate = _param(params, "POINT", "RATE")
+    rate = float(rate[0]) if rate else float(c3d["header"]["points"].get("frame_rate") or 0)
+    units = _param(params, "POINT", "UNITS")
+    return {
+        "position": position,
+        "keypoints": names,
+        "individuals": individuals,
+        "rate": rate if rate > 0 else None,
+        "unit": str(units[0]).strip() if units and str(units[0]).strip() else UNKNOWN,
+        "up_axis": _up_axis(_param(params, "POINT", "Y_SCREEN")),
+        "first_frame": int(c3d["header"]["points"].get("first_frame", 0)),
+    }
+
+
+def sniff(path: str | Path) -> bool:
+    """Return True when byte 2 of the header is the C3D key 0x50."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(2)
+    except OSError:
+        return False
+    return len(head) == 2 and head[1] == 0x50 and head[0] >= 2
+
+
+def read(
+    path: str | Path,
+    *,
+    fps: float | None = None,
+    keypoint_map: Mapping[str, str] | None = None,
+    unit: str | None = None,
+    up_axis: str | None = None,
+    include_model_outputs: bool = False,
+    session: str | None = None,
+    **unknown: object,
+) -> xr.Dataset:
+    """Read the markers of a C3D file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.c3d`` file.
+    fps : float, optional
+        Used only when the file has no point rate.
+    keypoint_map : mapping, optional
+        Renames of markers (file label, prefix stripped -> new name).
+    unit, up_axis : str, optional
+        Override the file's ``POINT:UNITS`` / ``POINT:Y_SCREEN``.
+    include_model_outputs : bool
+        Keep points listed as angles, forces, moments, ... (default: markers only).
+    session : str, optional
+        Session name recorded in attrs.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``position (time, space=[x, y, z], keypoint, individual)`` in the file's unit,
+        confidence NaN, ``time`` in seconds at the file's rate.
+
+    Raises
+    ------
+    TracksError
+        Unreadable or truncated file, no markers, labels missing or duplicated, unknown
+        keypoints in ``keypoint_map``, no rate in the file nor ``fps``; also when ezc3d
+        is not installed (extra ``c3d``).
+    """
+    path = Path(path)
+    check_options(
+        path,
+        FORMAT,
+        unknown,
+        ("fps", "keypoint_map", "unit", "up_axis", "include_model_outputs", "session"),
+    )
+    arrays = parse(path, include_model_outputs=include_model_outputs)
+    rate = resolve_fps(path, SOFTWARE, arrays["rate"], fps)
+    return make_tracks_dataset(
+        arrays["position"],
+        None,
+        keypoints=rename_keypoints(path, arrays["keypoints"], keypoint_map),
+        individuals=arrays["individuals"],
+        fps=rate,
+        space=("x", "y", "z"),
+        source_software=SOFTWARE,
+        source_file=path,
+        unit=unit if unit is not None else arrays["unit"],
+        up_axis=up_axis if up_axis is not None else arrays["up_axis"],
+        session=session,
+        extra_attrs={"source_format": FORMAT, "first_frame": arrays["first_frame"]},
+    )

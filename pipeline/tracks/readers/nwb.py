@@ -1,0 +1,264 @@
+"""NWB files with ndx-pose pose estimates (needs ``pynwb`` + ``ndx-pose``: extra ``nwb``).
+
+What is read: every ``ndx_pose.PoseEstimation`` in the file's processing modules (or
+only those of ``processing_module=``). Each is one individual, named after its
+skeleton's subject (``Skeleton.subject.subject_id``), else the file's subject when
+there is one PoseEstimation, else the PoseEstimation's name. Its
+``PoseEstimationSeries`` are the keypoints (in the skeleton's node order when the series
+are named after the nodes, else in file order): ``data (n_frames, 2 or 3)`` times
+``conversion`` plus ``offset`` is the position, ``confidence`` the confidence.
+
+Time: every series must share one clock. A ``rate`` gives ``fps`` and time
+``starting_time + frame / rate``; ``timestamps`` give the time directly and ``fps`` is
+estimated as 1 / median step. Unit: the series' ``unit`` (``"pixels"`` for 2D video
+estimates); the up axis is not recorded by ndx-pose: None (unknown) unless
+``up_axis=``. The series' ``reference_frame`` text goes to attrs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from pipeline.tracks.readers._common import (
+    check_options,
+    fail,
+    is_hdf5,
+    missing_extra,
+    rename_keypoints,
+    resolve_fps,
+)
+from pipeline.tracks.schema import make_tracks_dataset
+
+FORMAT = "nwb"
+SUFFIXES = (".nwb",)
+SOFTWARE = "NWB"
+
+
+def _individual_name(pe, nwbfile, n_estimates: int) -> str:
+    skeleton = getattr(pe, "skeleton", None)
+    subject = getattr(skeleton, "subject", None) if skeleton is not None else None
+    if subject is not None and getattr(subject, "subject_id", None):
+        return str(subject.subject_id)
+    if n_estimates == 1 and nwbfile.subject is not None and nwbfile.subject.subject_id:
+        return str(nwbfile.subject.subject_id)
+    return str(pe.name)
+
+
+def _clock(path: Path, series) -> tuple[np.ndarray, float | None, int]:
+    """Return (time, rate or None, n_frames) of one PoseEstimationSeries."""
+    n = int(series.data.shape[0])
+    if series.rate is not None:
+        start = float(series.starting_time or 0.0)
+        return start + np.arange(n) / float(series.rate), float(series.rate), n
+    if series.timestamps is None:
+        raise fail(path, f"series {series.name!r} has neither rate nor timestamps")
+    stamps = np.asarray(series.timestamps[()], dtype=np.float64)
+    if stamps.shape != (n,):
+        raise fail(path, f"series {series.name!r}: {stamps.size} timestamps for {n} frames")
+    return stamps, None, n
+
+
+def _estimates(path: Path, nwbfile, processing_module: str | None) -> list:
+    from ndx_pose import PoseEstimation
+
+    modules = nwbfile.processing
+    if processing_module is not None:
+        if processing_module not in modules:
+            raise fail(
+                path,
+                f"no processing module {processing_module!r}; modules: {sorted(modules)}",
+            )
+        modules = {processing_module: modules[processing_module]}
+    found = [
+        obj
+        for module in modules.values()
+        for obj in module.data_interfaces.values()
+        if isinstance(obj, PoseEstimation)
+    ]
+    if not found:
+        raise fail(
+            path,
+            "no ndx-pose PoseEstimation in the processing module(s) "
+            f"{sorted(modules)}; nothing to read",
+        )
+    return found
+
+
+def parse(path: str | Path, *, processing_module: str | None = None) -> dict:
+    """Read the pose estimates of an NWB file into arrays.
+
+    Returns
+    -------
+    dict
+        ``position (n_frames, n_space, n_keypoints, n_individuals)``, ``confidence``,
+        ``keypoints``, ``individuals``, ``time``, ``rate`` (or None), ``unit``,
+        ``reference_frame``, ``source_software``.
+    """
+    path = Path(path)
+    try:
+        import ndx_pose  # noqa: F401
+        import pynwb
+    except ImportError:
+        raise missing_extra(path, "NWB", "nwb", "pynwb, ndx-pose") from None
+    try:
+        with pynwb.NWBHDF5IO(str(path), mode="r", load_namespaces=True) as io:
+            nwbfile = io.read()
+            estimates = _estimates(path, nwbfile, processing_module)
+            return _collect(path, nwbfile, estimates)
+    except OSError as err:
+        raise fail(path, f"not a readable NWB file (truncated or corrupt?): {err}") from None
+    except (KeyError, ValueError) as err:
+        if str(err).startswith(str(path)):
+            raise
+        raise fail(path, f"not a readable NWB file ({type(err).__name__}: {err})") from None
+
+
+def _collect(path: Path, nwbfile, estimates: list) -> dict:
+    individuals, per_individual, clocks, units, frames, software = [], [], [], set(), set(), set()
+    for pe in estimates:
+        series = dict(pe.pose_estimation_series)
+        nodes = list(pe.skeleton.nodes[()]) if getattr(pe, "skeleton", None) else []
+        nodes = [n.decode() if isinstance(n, bytes) else str(n) for n in nodes]
+        order = nodes if nodes and set(nodes) == set(series) else list(series)
+        per_individual.append([(name, series[name]) for name in order])
+        individuals.append(_individual_name(pe, nwbfile, len(estimates)))
+        software.add(str(pe.source_software or "unknown"))
+        for name, s in per_individual[-1]:
+            clocks.append(_clock(path, s))
+            units.add(str(s.unit))
+            frames.add(str(s.reference_frame))
+            if s.data.ndim != 2 or s.data.shape[1] not in (2, 3):
+                raise fail(path, f"series {name!r}: data shape {s.data.shape}, expected (T, 2|3)")
+    time, rate, n_frames = clocks[0]
+    for other_time, _, n in clocks[1:]:
+        if n != n_frames or not np.allclose(other_time, time, rtol=0, atol=1e-9):
+            raise fail(path, "pose estimation series do not share one clock (rate/timestamps)")
+    dims = {s.data.shape[1] for group in per_individual for _, s in group}
+    if len(dims) > 1:
+        raise fail(path, "series mix 2D and 3D data")
+    if len(units) > 1:
+        raise fail(path, f"series have different units {sorted(units)}")
+    n_space = dims.pop()
+    if len(set(individuals)) != len(individuals):
+        raise fail(path, f"several pose estimates map to the same individual {individuals}")
+    keypoints = list(dict.fromkeys(name for group in per_individual for name, _ in group))
+    position = np.full((n_frames, n_space, len(keypoints), len(individuals)), np.nan)
+    confidence = np.full((n_frames, len(keypoints), len(individuals)), np.nan)
+    for i, group in enumerate(per_individual):
+        for name, s in group:
+            k = keypoints.index(name)
+            data = np.asarray(s.data[()], dtype=np.float64)
+            position[:, :, k, i] = data * float(s.conversion) + float(s.offset or 0.0)
+            if s.confidence is not None:
+                confidence[:, k, i] = np.asarray(s.confidence[()], dtype=np.float64)
+    return {
+        "position": position,
+        "confidence": confidence,
+        "keypoints": keypoints,
+        "individuals": individuals,
+        "time": time,
+        "rate": rate,
+        "unit": units.pop(),
+        "reference_frame": "; ".join(sorted(frames)),
+        "source_software": ", ".join(sorted(software)),
+    }
+
+
+def _estimated_fps(path: Path, time: np.ndarray) -> float | None:
+    steps = np.diff(time)
+    if steps.size == 0:
+        return None
+    if np.any(steps <= 0):
+        raise fail(path, "timestamps are not strictly increasing")
+    return float(1.0 / np.median(steps))
+
+
+def sniff(path: str | Path) -> bool:
+    """Return True for an HDF5 file with an ``nwb_version`` root attribute."""
+    if not is_hdf5(path):
+        return False
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as handle:
+            return "nwb_version" in handle.attrs
+    except OSError:
+        return False
+
+
+def read(
+    path: str | Path,
+    *,
+    fps: float | None = None,
+    keypoint_map: Mapping[str, str] | None = None,
+    unit: str | None = None,
+    up_axis: str | None = None,
+    processing_module: str | None = None,
+    session: str | None = None,
+    **unknown: object,
+) -> xr.Dataset:
+    """Read the ndx-pose pose estimates of an NWB file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.nwb`` file.
+    fps : float, optional
+        Used only when the file has a single frame and no rate.
+    keypoint_map : mapping, optional
+        Renames of keypoints (series name -> new name); every key must be in the file.
+    unit, up_axis : str, optional
+        Override the series' unit; up axis (not recorded by ndx-pose, default None).
+    processing_module : str, optional
+        Only read PoseEstimation objects of this module (default: all modules).
+    session : str, optional
+        Session name recorded in attrs.
+
+    Returns
+    -------
+    xarray.Dataset
+        One individual per PoseEstimation; ``position (time, space, keypoint,
+        individual)`` in the series' unit, ``confidence``, ``time`` in seconds.
+
+    Raises
+    ------
+    TracksError
+        Unreadable file, no PoseEstimation, series on different clocks, mixed 2D/3D or
+        units, unknown keypoints in ``keypoint_map``; also when the ``nwb`` extra is
+        missing.
+    """
+    path = Path(path)
+    check_options(
+        path,
+        FORMAT,
+        unknown,
+        ("fps", "keypoint_map", "unit", "up_axis", "processing_module", "session"),
+    )
+    if not is_hdf5(path):
+        raise fail(path, "not an HDF5 file (NWB files are HDF5)")
+    arrays = parse(path, processing_module=processing_module)
+    file_rate = arrays["rate"] or _estimated_fps(path, arrays["time"])
+    rate = resolve_fps(path, SOFTWARE, file_rate, fps)
+    return make_tracks_dataset(
+        arrays["position"],
+        arrays["confidence"],
+        keypoints=rename_keypoints(path, arrays["keypoints"], keypoint_map),
+        individuals=arrays["individuals"],
+        fps=rate,
+        time=arrays["time"],
+        space=("x", "y", "z")[: arrays["position"].shape[1]],
+        source_software=arrays["source_software"],
+        source_file=path,
+        unit=unit if unit is not None else arrays["unit"],
+        up_axis=up_axis,
+        session=session,
+        extra_attrs={
+            "source_format": FORMAT,
+            "reference_frame": arrays["reference_frame"],
+            "fps_estimated": arrays["rate"] is None,
+        },
+    )
