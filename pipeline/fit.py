@@ -1,0 +1,411 @@
+"""Fit a whole session: the solver mapped over time chunks with dask, into a zarr store.
+
+:func:`fit_session` plans one task per time chunk of the output store. A task
+(:func:`fit_chunk`, run on a dask worker) reads its frames straight from the tracks store,
+plus ``overlap_frames`` frames before them to warm the solver up, solves every individual
+separately with :func:`pipeline.solve.solve_sequence`, keeps its own frames, and writes
+them with a region write aligned to the store's chunks; the warm-up solve goes to the
+seam diagnostic. Only paths and small settings travel in the graph, never arrays.
+
+The store is created up front (metadata only) under a temporary name beside ``out``
+(``.<name>.partial``); a chunk is done once its marker is set, so a rerun after a failure
+fits only the missing chunks. When every chunk is done the seams are summarized, the
+timings written, and the store renamed to ``out``. A complete store whose fingerprint
+matches is left alone unless ``force``.
+
+Test hook: when the environment variable ``KINEFIT_FAULT_CHUNKS`` holds chunk indices
+(``"2"`` or ``"1,3"``), those chunk tasks raise :class:`InjectedFault` before doing any
+work; with ``KINEFIT_FAULT_DIR`` set, each fails only once (a file in that directory
+remembers the failure), which simulates a fit interrupted part way.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from pipeline.bodyplan import BodyPlan, body_plan_sha256, body_plan_to_dict, load_body_plan
+from pipeline.solve import SolverConfig, solve_sequence
+from pipeline.store import fingerprint as fp
+from pipeline.store.atomic import partial_path, publish, remove_store
+from pipeline.store.fit_store import (
+    TIMING_FIELDS,
+    FitLayout,
+    chunk_seconds,
+    create_fit_store,
+    done_chunks,
+    finalize,
+    json_text,
+    mark_done,
+    store_attrs,
+    write_chunk,
+)
+from pipeline.store.tracks_store import open_tracks
+from pipeline.tracks.mapping import KeypointMapping, map_keypoints
+from pipeline.tracks.schema import TracksError
+
+DEFAULT_OVERLAP_FRAMES = 16
+FAULT_CHUNKS_ENV = "KINEFIT_FAULT_CHUNKS"
+FAULT_DIR_ENV = "KINEFIT_FAULT_DIR"
+
+
+class FitError(RuntimeError):
+    """Some chunk tasks failed; the partial store keeps the finished ones for a rerun."""
+
+
+class InjectedFault(RuntimeError):
+    """Raised by the ``KINEFIT_FAULT_CHUNKS`` test hook."""
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """Everything one chunk task needs: paths and small settings, no arrays."""
+
+    tracks: str
+    out: str
+    plan: BodyPlan
+    config: SolverConfig
+    mapping: KeypointMapping
+    k: int
+    start: int
+    stop: int
+    overlap_frames: int
+
+
+@dataclass(frozen=True)
+class FitReport:
+    """What :func:`fit_session` did.
+
+    Attributes
+    ----------
+    out : Path
+        The fit store.
+    skipped : bool
+        The store was current (fingerprint match) and nothing was fitted.
+    n_frames, n_individuals, n_chunks : int
+    chunks_fitted : tuple of int
+        Chunks fitted in this run (others were done by an earlier run).
+    seconds : float
+        Wall time of this run.
+    fingerprint : str
+    unmapped_keypoints : tuple of str
+        Track keypoints that observe no joint.
+    """
+
+    out: Path
+    skipped: bool
+    n_frames: int
+    n_individuals: int
+    n_chunks: int
+    chunks_fitted: tuple[int, ...]
+    seconds: float
+    fingerprint: str
+    unmapped_keypoints: tuple[str, ...] = ()
+
+
+def _fault_hook(k: int) -> None:
+    chunks = os.environ.get(FAULT_CHUNKS_ENV, "")
+    if str(k) not in [c.strip() for c in chunks.split(",")]:
+        return
+    folder = os.environ.get(FAULT_DIR_ENV)
+    if folder:
+        try:
+            os.close(os.open(Path(folder) / f"chunk-{k}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return
+    raise InjectedFault(f"injected failure of chunk {k} ({FAULT_CHUNKS_ENV}={chunks})")
+
+
+def _weights(confidence: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Confidence as weights: 1 where confidence is NaN but the keypoint is observed."""
+    observed = np.isfinite(targets).all(axis=-1)
+    weight = np.where(np.isnan(confidence), 1.0, np.clip(confidence, 0.0, None))
+    return np.where(observed, weight, 0.0)
+
+
+def fit_chunk(task: ChunkTask) -> tuple[int, tuple[float, float, float, float]]:
+    """Fit one time chunk and write it into the partial store (runs on a worker).
+
+    Returns
+    -------
+    k : int
+        The chunk index.
+    seconds : tuple of 4 float
+        Read, solve, write and total seconds.
+    """
+    t0 = time.perf_counter()
+    _fault_hook(task.k)
+    lo = max(task.start - task.overlap_frames, 0)
+    with xr.open_zarr(task.tracks, consolidated=False) as ds:
+        block = ds.isel(time=slice(lo, task.stop))
+        position = block["position"].transpose("time", "space", "keypoint", "individual").values
+        confidence = block["confidence"].transpose("time", "keypoint", "individual").values
+    t1 = time.perf_counter()
+    keep = slice(task.start - lo, None)
+    per_individual, seams = [], []
+    for i in range(position.shape[-1]):
+        targets = task.mapping.gather(position[..., i], axis=2).transpose(0, 2, 1)
+        weights = _weights(task.mapping.gather(confidence[..., i], axis=1), targets)
+        result = solve_sequence(task.plan, targets, weights, task.config)
+        per_individual.append(result)
+        seam = np.full((max(task.overlap_frames, 1), task.plan.n_dofs), np.nan)
+        if task.start > lo:
+            seam[-(task.start - lo) :] = result.dof_values[: task.start - lo]
+        seams.append(seam)
+    t2 = time.perf_counter()
+
+    def stack(field: str, axis: int = 1) -> np.ndarray:
+        return np.stack([getattr(r, field)[keep] for r in per_individual], axis=axis)
+
+    values = {
+        "root_position": stack("root_position"),
+        "root_orientation": stack("root_orientation"),
+        "joint_rotation": stack("joint_rotation"),
+        "dof_value": stack("dof_values"),
+        "fitted_position": stack("fitted_positions", axis=-1).transpose(0, 2, 1, 3),
+        "residual": stack("residuals"),
+        "rms_error": stack("rms_error"),
+        "max_error": stack("max_error"),
+        "iterations": stack("iterations"),
+        "converged": stack("converged"),
+        "limit_active": stack("limit_active"),
+    }
+    seam = np.stack(seams, axis=1) if task.k > 0 and task.overlap_frames > 0 else None
+    write_chunk(task.out, task.k, (task.start, task.stop), values, seam)
+    t3 = time.perf_counter()
+    seconds = (t1 - t0, t2 - t1, t3 - t2, t3 - t0)
+    mark_done(task.out, task.k, seconds)
+    return task.k, seconds
+
+
+def _run(function, arguments, client, progress=None):
+    """Call ``function(*args)`` for each tuple in ``arguments``, one dask task each.
+
+    Returns the results (completion order) and the failures as ``(args, exception)``; a
+    failed task does not stop the others, so a rerun has less left to do.
+    """
+    results, failures = [], []
+    if client is None:
+        for n, args in enumerate(arguments):
+            try:
+                results.append(function(*args))
+            except Exception as exc:  # noqa: BLE001 - reported together by the caller
+                failures.append((args, exc))
+            if progress:
+                progress(n + 1, len(arguments))
+        return results, failures
+    from distributed import as_completed
+
+    futures = {client.submit(function, *args, pure=False): args for args in arguments}
+    for n, future in enumerate(as_completed(futures)):
+        if future.status == "error":
+            failures.append((futures[future], future.exception()))
+        else:
+            results.append(future.result())
+        if progress:
+            progress(n + 1, len(arguments))
+    return results, failures
+
+
+def input_digest(tracks_path: str, ds: xr.Dataset, mapping: KeypointMapping, client=None) -> str:
+    """Content hash of a tracks store, hashed in blocks on the workers.
+
+    Raises :class:`TracksError` for an all-NaN session (no mapped keypoint observed).
+    """
+    args = [(tracks_path, a, b) for a, b in fp.block_ranges(ds.sizes["time"])]
+    blocks, failures = _run(fp.block_digest, args, client)
+    if failures:
+        raise failures[0][1]
+    blocks = sorted(blocks, key=lambda b: b.start)
+    mapped = [k for k in mapping.joint_keypoint if k >= 0]
+    if sum(int(b.observed[mapped].sum()) for b in blocks) == 0:
+        raise TracksError(
+            f"{tracks_path}: all-NaN session: no keypoint that maps to a joint is observed in "
+            "any frame; nothing to fit"
+        )
+    return fp.combine_digests(ds, blocks)
+
+
+def _provenance(plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha):
+    return {
+        "body_plan": json_text(body_plan_to_dict(plan)),
+        "body_plan_sha256": body_plan_sha256(plan),
+        "solver_config": config.to_dict(),
+        "fingerprint": fingerprint,
+        "input_sha256": input_sha,
+        "kinefit_version": fp.kinefit_version(),
+        "created": dt.datetime.now(dt.UTC).isoformat(),
+        "complete": False,
+        "tracks_store": tracks_path,
+        "fps": ds.attrs.get("fps"),
+        "time_unit": ds.attrs.get("time_unit"),
+        "session": ds.attrs.get("session"),
+        "unit": ds.attrs.get("unit"),
+        "up_axis": ds.attrs.get("up_axis"),
+        "keypoint_map": [list(p) for p in mapping.pairs()],
+        "unmapped_keypoints": list(mapping.unmapped_keypoints),
+        "missing_joints": list(mapping.missing_joints),
+        "chunk_frames": layout.chunk_frames,
+        "overlap_frames": layout.overlap_frames,
+        "n_chunks": layout.n_chunks,
+    }
+
+
+def _resumable(partial: Path, fingerprint: str, layout: FitLayout) -> bool:
+    attrs = store_attrs(partial)
+    return (
+        attrs.get("fingerprint") == fingerprint
+        and attrs.get("chunk_frames") == layout.chunk_frames
+        and attrs.get("overlap_frames") == layout.overlap_frames
+        and attrs.get("n_chunks") == layout.n_chunks
+    )
+
+
+def fit_session(
+    tracks: str | Path,
+    plan: BodyPlan | str | Path,
+    config: SolverConfig,
+    out: str | Path,
+    client: Any = None,
+    chunk_frames: int | None = None,
+    overlap_frames: int = DEFAULT_OVERLAP_FRAMES,
+    *,
+    force: bool = False,
+    keypoint_map: dict[str, str] | str | Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> FitReport:
+    """Fit every individual of a session; write the fit store ``out``.
+
+    Parameters
+    ----------
+    tracks : str or Path
+        Tracks zarr store (:func:`pipeline.store.write_tracks`); 3-D positions.
+    plan : BodyPlan, str or Path
+        Body plan or its JSON file.
+    config : SolverConfig
+    out : str or Path
+        Fit store to create.
+    client : distributed.Client, optional
+        Cluster to run the chunk tasks on; default: one after another in this process.
+    chunk_frames : int, optional
+        Frames per time chunk and per task; default the tracks store's time chunk.
+    overlap_frames : int
+        Frames before each chunk solved to warm it up (their disagreement with the
+        previous chunk is stored as ``seam_disagreement``).
+    force : bool
+        Refit even if ``out`` is current; start over instead of resuming.
+    keypoint_map : mapping, str or Path, optional
+        Track keypoint -> joint renames, or a YAML file of them.
+    progress : callable, optional
+        ``progress(done, total)`` after each finished chunk (and once at the start).
+
+    Returns
+    -------
+    FitReport
+
+    Raises
+    ------
+    TracksError
+        Malformed tracks, no keypoint maps to a joint, or an all-NaN session; nothing is
+        written.
+    FitError
+        Some chunk tasks failed; the finished ones are kept for a rerun.
+    """
+    t0 = time.perf_counter()
+    tracks_path, out = str(Path(tracks).resolve()), Path(out)
+    ds = open_tracks(tracks_path)
+    if ds.sizes["space"] != 3:
+        raise TracksError(
+            f"{tracks_path}: space has {ds.sizes['space']} components; fit_session fits 3-D "
+            "tracks (x, y, z)"
+        )
+    plan = plan if isinstance(plan, BodyPlan) else load_body_plan(plan)
+    mapping = map_keypoints(
+        ds["keypoint"].values, plan.joint_names, keypoint_map, source=tracks_path
+    )
+    chunk_frames = int(chunk_frames or ds["position"].chunks[0][0])
+    if chunk_frames < 1 or overlap_frames < 0:
+        raise ValueError(
+            f"chunk_frames must be >= 1 and overlap_frames >= 0, got "
+            f"{chunk_frames} and {overlap_frames}"
+        )
+    layout = FitLayout(
+        time=np.asarray(ds["time"].values, dtype=np.float64),
+        individuals=tuple(ds["individual"].values.tolist()),
+        joints=plan.joint_names,
+        dofs=plan.dof_names,
+        chunk_frames=chunk_frames,
+        overlap_frames=overlap_frames,
+    )
+    input_sha = input_digest(tracks_path, ds, mapping, client)
+    fingerprint = fp.fit_fingerprint(
+        input_sha, body_plan_sha256(plan), config.to_dict(), mapping.pairs()
+    )
+    report = dict(
+        out=out,
+        n_frames=layout.n_frames,
+        n_individuals=len(layout.individuals),
+        n_chunks=layout.n_chunks,
+        fingerprint=fingerprint,
+        unmapped_keypoints=mapping.unmapped_keypoints,
+    )
+    current = store_attrs(out)
+    if not force and current.get("complete") and current.get("fingerprint") == fingerprint:
+        return FitReport(skipped=True, chunks_fitted=(), seconds=time.perf_counter() - t0, **report)
+    partial = partial_path(out)
+    attrs = _provenance(plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha)
+    if force or not _resumable(partial, fingerprint, layout):
+        remove_store(partial)
+        create_fit_store(partial, layout, attrs)
+    done = done_chunks(partial)
+    tasks = [
+        (
+            ChunkTask(
+                tracks_path,
+                str(partial),
+                plan,
+                config,
+                mapping,
+                k,
+                *layout.bounds(k),
+                overlap_frames,
+            ),
+        )
+        for k in range(layout.n_chunks)
+        if not done[k]
+    ]
+    if progress:
+        progress(0, len(tasks))
+    _, failures = _run(fit_chunk, tasks, client, progress)
+    if failures:
+        failed = sorted(args[0].k for args, _ in failures)
+        first = failures[0][1]
+        raise FitError(
+            f"{out}: {len(failed)} of {layout.n_chunks} chunks failed ({failed}); the "
+            f"{layout.n_chunks - len(failed)} finished ones are kept in {partial}; rerun to "
+            "resume. First error: "
+            f"{type(first).__name__}: {first}"
+        ) from first
+    seconds = chunk_seconds(partial)
+    wall = time.perf_counter() - t0
+    fitted = tuple(args[0].k for args in tasks)
+    timings = {name: float(np.nansum(seconds[:, i])) for i, name in enumerate(TIMING_FIELDS)}
+    frames_now = sum(layout.bounds(k)[1] - layout.bounds(k)[0] for k in fitted)
+    timings.update(
+        wall_s=wall,
+        chunks_this_run=len(fitted),
+        frames_per_s=frames_now / wall if wall > 0 else None,
+    )
+    finalize(partial, layout, {"timings": timings})
+    publish(partial, out)
+    return FitReport(
+        skipped=False, chunks_fitted=fitted, seconds=time.perf_counter() - t0, **report
+    )

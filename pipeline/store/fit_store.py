@@ -1,0 +1,356 @@
+"""The fit store: layout, creation up front, aligned region writes, done markers, opening.
+
+Layout (DESIGN.md "Data contracts", names exact)::
+
+    root_position     (time, individual, space)          float64  length units
+    root_orientation  (time, individual, quat)           float64  w, x, y, z
+    joint_rotation    (time, individual, joint, quat)    float32  local to the rest frame
+    dof_value         (time, individual, dof)            float64  rad / length units
+    fitted_position   (time, space, keypoint, individual) float32 movement schema
+    residual          (time, individual, keypoint)       float32  NaN where unobserved
+    rms_error         (time, individual)                 float32
+    max_error         (time, individual)                 float32
+    iterations        (time, individual)                 int32    fill -1 (never written)
+    converged         (time, individual)                 bool
+    limit_active      (time, individual, dof)            bool
+    seam_dof_value    (seam, overlap, individual, dof)   float64  a chunk's warm-up solve
+    seam_disagreement (seam, individual)                 float32  max |seam_dof_value -
+                                                                  dof_value| at the seam
+
+``seam`` has one entry per time chunk (the seam at the chunk's first frame; entry 0 is
+NaN); ``overlap`` indexes the ``overlap_frames`` frames before the seam. Time variables
+are chunked ``chunk_frames`` along ``time`` only; every region write covers exactly one
+chunk. Bookkeeping lives in the zarr subgroup ``_kinefit`` (``done (chunk,)`` int8 and
+``seconds (chunk, 4)`` read/solve/write/total), which xarray does not open.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dask.array as da
+import numpy as np
+import xarray as xr
+import zarr
+
+from pipeline.tracks.schema import TracksError, validate_tracks
+
+SCHEMA_VERSION = 1
+MARKERS = "_kinefit"
+TIMING_FIELDS: tuple[str, ...] = ("read_s", "solve_s", "write_s", "total_s")
+
+#: name -> (dims, dtype, fill value, attrs)
+VARIABLES: dict[str, tuple[tuple[str, ...], str, Any, dict[str, str]]] = {
+    "root_position": (("time", "individual", "space"), "float64", np.nan, {"units": "length"}),
+    "root_orientation": (("time", "individual", "quat"), "float64", np.nan, {"order": "wxyz"}),
+    "joint_rotation": (
+        ("time", "individual", "joint", "quat"),
+        "float32",
+        np.nan,
+        {"order": "wxyz", "frame": "local to the joint's rest frame"},
+    ),
+    "dof_value": (("time", "individual", "dof"), "float64", np.nan, {"units": "rad or length"}),
+    "fitted_position": (
+        ("time", "space", "keypoint", "individual"),
+        "float32",
+        np.nan,
+        {"units": "length"},
+    ),
+    "residual": (("time", "individual", "keypoint"), "float32", np.nan, {"units": "length"}),
+    "rms_error": (("time", "individual"), "float32", np.nan, {"units": "length"}),
+    "max_error": (("time", "individual"), "float32", np.nan, {"units": "length"}),
+    "iterations": (("time", "individual"), "int32", -1, {"missing": "-1"}),
+    "converged": (("time", "individual"), "bool", False, {}),
+    "limit_active": (("time", "individual", "dof"), "bool", False, {}),
+    "seam_dof_value": (
+        ("seam", "overlap", "individual", "dof"),
+        "float64",
+        np.nan,
+        {"meaning": "the chunk's warm-up solve of the overlap frames before its seam"},
+    ),
+    "seam_disagreement": (
+        ("seam", "individual"),
+        "float32",
+        np.nan,
+        {"meaning": "max |seam_dof_value - dof_value| over the overlap frames and DOFs"},
+    ),
+}
+TIME_VARIABLES = tuple(n for n, v in VARIABLES.items() if v[0][0] == "time")
+
+
+class FitStoreError(ValueError):
+    """A path is not a complete kinefit fit store."""
+
+
+@dataclass(frozen=True)
+class FitLayout:
+    """Shape of a fit store: coordinates and time chunking.
+
+    Attributes
+    ----------
+    time : ndarray, shape (n_frames,)
+        Time coordinate of the tracks (seconds, or frames).
+    individuals, joints, dofs : tuple of str
+        Coordinate names; ``keypoint`` equals ``joint`` (every joint is a keypoint).
+    chunk_frames : int
+        Frames per time chunk, and per task.
+    overlap_frames : int
+        Warm-up frames each chunk solves before its first frame.
+    """
+
+    time: np.ndarray
+    individuals: tuple[str, ...]
+    joints: tuple[str, ...]
+    dofs: tuple[str, ...]
+    chunk_frames: int
+    overlap_frames: int
+
+    @property
+    def n_frames(self) -> int:
+        """Number of frames."""
+        return int(self.time.size)
+
+    @property
+    def n_chunks(self) -> int:
+        """Number of time chunks (= tasks)."""
+        return -(-self.n_frames // self.chunk_frames)
+
+    def bounds(self, k: int) -> tuple[int, int]:
+        """Frames ``[start, stop)`` of chunk ``k``."""
+        start = k * self.chunk_frames
+        return start, min(start + self.chunk_frames, self.n_frames)
+
+    def sizes(self) -> dict[str, int]:
+        """Length of every dim."""
+        return {
+            "time": self.n_frames,
+            "individual": len(self.individuals),
+            "space": 3,
+            "quat": 4,
+            "joint": len(self.joints),
+            "keypoint": len(self.joints),
+            "dof": len(self.dofs),
+            "seam": self.n_chunks,
+            "overlap": max(self.overlap_frames, 1),
+        }
+
+
+def _names(values) -> np.ndarray:
+    return np.array([str(v) for v in values], dtype=object)
+
+
+def _template(layout: FitLayout, attrs: Mapping[str, Any]) -> tuple[xr.Dataset, dict]:
+    sizes = layout.sizes()
+    data, encoding = {}, {}
+    for name, (dims, dtype, fill, var_attrs) in VARIABLES.items():
+        shape = tuple(sizes[d] for d in dims)
+        chunks = tuple(
+            layout.chunk_frames if d == "time" else 1 if d == "seam" else -1 for d in dims
+        )
+        data[name] = xr.Variable(dims, da.full(shape, fill, dtype=dtype, chunks=chunks), var_attrs)
+        enc_chunks = tuple(
+            min(layout.chunk_frames, s) if d == "time" else 1 if d == "seam" else s
+            for d, s in zip(dims, shape, strict=True)
+        )
+        encoding[name] = {"chunks": enc_chunks, "fill_value": fill}
+    start = np.arange(layout.n_chunks) * layout.chunk_frames
+    coords = {
+        "time": layout.time,
+        "individual": _names(layout.individuals),
+        "space": _names("xyz"),
+        "quat": _names("wxyz"),
+        "joint": _names(layout.joints),
+        "keypoint": _names(layout.joints),
+        "dof": _names(layout.dofs),
+        "seam": start,
+        "overlap": np.arange(-sizes["overlap"], 0),
+    }
+    return xr.Dataset(data, coords=coords, attrs=dict(attrs)), encoding
+
+
+def create_fit_store(path: str | Path, layout: FitLayout, attrs: Mapping[str, Any]) -> Path:
+    """Create an empty fit store: metadata, coords and chunk markers, no data.
+
+    Parameters
+    ----------
+    path : str or Path
+        New store directory (replaced if it exists).
+    layout : FitLayout
+    attrs : mapping
+        JSON-serializable provenance attrs.
+
+    Returns
+    -------
+    Path
+    """
+    path = Path(path)
+    ds, encoding = _template(layout, {**attrs, "schema_version": SCHEMA_VERSION})
+    ds.to_zarr(path, mode="w", compute=False, consolidated=False, zarr_format=3, encoding=encoding)
+    group = zarr.open_group(path, mode="r+", zarr_format=3).create_group(MARKERS)
+    group.create_array("done", shape=(layout.n_chunks,), chunks=(1,), dtype="int8", fill_value=0)
+    group.create_array(
+        "seconds",
+        shape=(layout.n_chunks, len(TIMING_FIELDS)),
+        chunks=(1, len(TIMING_FIELDS)),
+        dtype="float64",
+        fill_value=np.nan,
+    )
+    return path
+
+
+def write_chunk(
+    path: str | Path,
+    k: int,
+    frames: tuple[int, int],
+    values: Mapping[str, np.ndarray],
+    seam: np.ndarray | None,
+) -> None:
+    """Write chunk ``k``'s results with region writes aligned to the store's chunks.
+
+    Parameters
+    ----------
+    path : str or Path
+        Fit store made by :func:`create_fit_store`.
+    k : int
+        Chunk index.
+    frames : (int, int)
+        ``[start, stop)`` of chunk ``k`` (:meth:`FitLayout.bounds`).
+    values : mapping
+        Every name of :data:`TIME_VARIABLES` to an array with the chunk's frames first
+        and the other dims as in :data:`VARIABLES`.
+    seam : ndarray, shape (overlap, individual, dof), optional
+        The chunk's warm-up solve of the frames before it (NaN-padded at the front).
+    """
+    start, stop = frames
+    part = xr.Dataset({n: (VARIABLES[n][0], np.asarray(values[n])) for n in TIME_VARIABLES})
+    part.to_zarr(path, region={"time": slice(start, stop)}, mode="r+", consolidated=False)
+    if seam is not None:
+        seam_ds = xr.Dataset({"seam_dof_value": (VARIABLES["seam_dof_value"][0], seam[None])})
+        seam_ds.to_zarr(path, region={"seam": slice(k, k + 1)}, mode="r+", consolidated=False)
+
+
+def mark_done(path: str | Path, k: int, seconds: tuple[float, float, float, float]) -> None:
+    """Record that chunk ``k`` is written (after its data), with its timings (s)."""
+    group = zarr.open_group(path, mode="r+", zarr_format=3)[MARKERS]
+    group["seconds"][k] = np.asarray(seconds, dtype=np.float64)
+    group["done"][k] = 1
+
+
+def done_chunks(path: str | Path) -> np.ndarray:
+    """``(n_chunks,)`` bool: which chunks are marked done."""
+    group = zarr.open_group(path, mode="r", zarr_format=3)[MARKERS]
+    return np.asarray(group["done"][:]) == 1
+
+
+def chunk_seconds(path: str | Path) -> np.ndarray:
+    """``(n_chunks, 4)`` read, solve, write and total seconds per chunk (NaN if not done)."""
+    return np.asarray(zarr.open_group(path, mode="r", zarr_format=3)[MARKERS]["seconds"][:])
+
+
+def store_attrs(path: str | Path) -> dict[str, Any]:
+    """Return the root attrs of a zarr store (empty if unreadable)."""
+    try:
+        return dict(zarr.open_group(path, mode="r", zarr_format=3).attrs)
+    except Exception:  # noqa: BLE001 - any unreadable store has no attrs
+        return {}
+
+
+def finalize(path: str | Path, layout: FitLayout, attrs: Mapping[str, Any]) -> None:
+    """Compute the seam disagreements and write the final attrs (single writer)."""
+    ds = xr.open_zarr(path, consolidated=False)
+    n_ind, overlap = len(layout.individuals), layout.overlap_frames
+    seam = np.full((layout.n_chunks, n_ind), np.nan, dtype=np.float32)
+    for k in range(1, layout.n_chunks if overlap > 0 else 0):
+        start, _ = layout.bounds(k)
+        lo = max(start - overlap, 0)
+        previous = ds["dof_value"].isel(time=slice(lo, start)).values
+        warmup = ds["seam_dof_value"].isel(seam=k).values[overlap - (start - lo) :]
+        diff = np.abs(warmup - previous)
+        seam[k] = np.nanmax(diff, axis=(0, 2)) if diff.size else np.nan
+    ds.close()
+    xr.Dataset({"seam_disagreement": (("seam", "individual"), seam)}).to_zarr(
+        path, region={"seam": slice(0, layout.n_chunks)}, mode="r+", consolidated=False
+    )
+    group = zarr.open_group(path, mode="r+", zarr_format=3)
+    group.attrs.update({**attrs, "complete": True, "finished": dt.datetime.now(dt.UTC).isoformat()})
+
+
+def open_fit(path: str | Path) -> xr.Dataset:
+    """Open a complete fit store lazily.
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    xarray.Dataset
+        Dask-backed; name coords as object-dtype strings.
+
+    Raises
+    ------
+    FileNotFoundError
+        No store at ``path``.
+    FitStoreError
+        Not a kinefit fit store, or not complete.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such fit store")
+    attrs = store_attrs(path)
+    if attrs.get("schema_version") != SCHEMA_VERSION or "fingerprint" not in attrs:
+        raise FitStoreError(
+            f"{path}: not a kinefit fit store (schema_version {attrs.get('schema_version')!r}, "
+            f"expected {SCHEMA_VERSION})"
+        )
+    if not attrs.get("complete"):
+        raise FitStoreError(f"{path}: the fit store is incomplete; rerun the fit to finish it")
+    ds = xr.open_zarr(path, consolidated=False)
+    names = ("individual", "space", "quat", "joint", "keypoint", "dof")
+    return ds.assign_coords({n: _names(ds[n].values.tolist()) for n in names})
+
+
+def fitted_poses(fit: xr.Dataset) -> xr.Dataset:
+    """Return the fitted keypoints as a movement poses dataset (NaN ``confidence``).
+
+    Parameters
+    ----------
+    fit : xarray.Dataset
+        From :func:`open_fit`.
+
+    Returns
+    -------
+    xarray.Dataset
+        Validated against the tracks contract; lazy when ``fit`` is.
+    """
+    position = fit["fitted_position"]
+    confidence = xr.full_like(position.isel(space=0, drop=True), np.nan)
+    ds = xr.Dataset(
+        {"position": position, "confidence": confidence},
+        attrs={
+            "source_software": f"kinefit {fit.attrs.get('kinefit_version', '')}".strip(),
+            "ds_type": "poses",
+            "fps": fit.attrs.get("fps"),
+            "time_unit": fit.attrs.get("time_unit"),
+            "source_file": fit.attrs.get("tracks_store"),
+            "session": fit.attrs.get("session"),
+            "unit": fit.attrs.get("unit"),
+            "up_axis": fit.attrs.get("up_axis"),
+        },
+    )
+    keep = [c for c in ds.coords if c in ("time", "space", "keypoint", "individual")]
+    ds = ds.drop_vars([c for c in ds.coords if c not in keep])
+    try:
+        return validate_tracks(ds, source="fitted_position")
+    except TracksError as exc:  # pragma: no cover - the layout guarantees the schema
+        raise FitStoreError(str(exc)) from exc
+
+
+def json_text(value: Any) -> str:
+    """Canonical JSON (sorted keys, no whitespace) used in attrs and fingerprints."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
