@@ -158,7 +158,7 @@ def parse_csv(path: str | Path) -> DlcTable:
         raise fail(
             path,
             f"line {n_header + bad[0] + 1}, column {keep[bad[1]] + 1}: "
-            f"{cells[bad]!r} is not a number",
+            f"{str(cells[bad])!r} is not a number",
         ) from None
     index = ["/".join(row[:n_index]) for row in data]
     return DlcTable(columns=columns, values=values, frames=_int_frames(index))
