@@ -8,8 +8,8 @@ in world directions. The root (``pelvis``) sits at the root position: put the ro
 
 Rest pose (all coordinates zero) is an **A-pose**: legs straight down, upper arms 45 deg
 below horizontal in the frontal plane, elbows straight with a 10 deg carrying angle,
-palms forward, feet forward. The neutral pose is that rest pose (every ``neutral`` is
-zero), a natural relaxed standing pose.
+palms facing the body with the thumbs forward, feet forward. The neutral pose is that
+rest pose (every ``neutral`` is zero), a natural relaxed standing pose.
 
 Right-side joints mirror the left ones through the plane ``x = 0``: offsets negate ``x``;
 rotation axes are mirrored as pseudovectors (``(x, y, z) -> (x, -y, -z)``) so equal
@@ -19,18 +19,21 @@ coordinate values mean the same anatomical motion on both sides.
 joint      parent    kind       coordinates, limits
 ========== ========= ========== ========================================================
 pelvis     (root)    fixed      none (6 free root DOFs: ``fixed_base`` false)
-spine      pelvis    ball       lumbar: axis +Y, cone 26 deg (side) x 46 deg (flex),
-                                twist +-17 deg
-chest      spine     ball       thoracic: axis +Y, cone 20 x 26 deg, twist +-34 deg
-neck       chest     ball       axis +Y, cone 34 x 52 deg, twist +-69 deg
+spine      pelvis    universal  lumbar: flexion about +X -25..45 deg, then side bend
+                                about +Z +-25 deg (no twist: the chest carries it)
+chest      spine     ball       thoracic: axis +Y, cone 20 deg (side) x 26 deg (flex),
+                                twist +-40 deg
+neck       chest     ball       axis +Y, cone 34 deg (side) x 52 deg (flex), twist +-69 deg
 head       neck      fixed      skull base keypoint
 head_top   head      fixed      tip keypoint, 1.75 m
 nose       head      fixed      face keypoint (observes the neck twist)
 clavicle_* chest     fixed      sternoclavicular keypoint
 shoulder_* clavicle  ball       axis along the upper arm, cone 90 deg, twist +-75 deg
-elbow_*    shoulder  hinge      flexion 0..150 deg (forearm comes forward)
-wrist_*    elbow     universal  flexion -70..80 deg, then deviation -35..25 deg (radial +)
+elbow_*    shoulder  hinge      flexion 0..150 deg (the forearm comes forward)
+wrist_*    elbow     universal  flexion toward the palm -70..80 deg, then deviation
+                                -35 (ulnar)..25 (radial, toward the thumb) deg
 hand_*     wrist     fixed      hand tip keypoint
+thumb_*    wrist     fixed      thumb tip keypoint, forward of the hand
 hip_*      pelvis    ball       axis along the thigh, cone 40 deg (ab/adduction) x
                                 100 deg (flexion), twist +-40 deg
 knee_*     hip       hinge      flexion 0..150 deg (one way: the foot goes back)
@@ -39,10 +42,12 @@ toe_*      ankle     fixed      toe tip keypoint
 heel_*     ankle     fixed      heel keypoint
 ========== ========= ========== ========================================================
 
-``*`` is ``l`` or ``r``. Every DOF has a keypoint below it, and every ball joint has an
-off-axis keypoint below it at rest (shoulder: the wrist, through the carrying angle;
-hip: toe and heel; spine and chest: the shoulders; neck: the nose), so all 33 coordinates
-are observable at the neutral pose.
+``*`` is ``l`` or ``r``: 29 joints (keypoints), 32 DOFs. Every DOF has a keypoint below
+it, and the rest-pose keypoint Jacobian has full rank, so every coordinate is observable
+at the neutral pose: a ball's twist is seen off its axis (chest: the shoulders; neck: the
+nose; shoulder: the wrist through the carrying angle, and the thumb, which also tells it
+from elbow flexion; hip: toe and heel). The lumbar spine has no twist because it would
+turn about the same vertical line as the chest's twist and could not be told apart.
 
 Regenerate ``configs/bodyplans/mannequin.json`` with
 ``python -m pipeline.bodyplan.mannequin --write configs/bodyplans/mannequin.json``.
@@ -60,6 +65,7 @@ __all__ = ["mannequin", "mannequin_dict"]
 
 _DEG = math.pi / 180.0
 _X, _Y, _Z = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+_NEG_Z = (0.0, 0.0, -1.0)
 
 
 def _rot_z(v: tuple[float, float, float], angle: float) -> tuple[float, float, float]:
@@ -79,7 +85,8 @@ def _scale(v: tuple[float, ...], k: float) -> list[float]:
 _UPPER = (math.cos(45 * _DEG), -math.sin(45 * _DEG), 0.0)
 _FORE = _rot_z(_UPPER, 10 * _DEG)
 _ELBOW_AXIS = _cross(_UPPER, _Z)  # flexion swings the forearm toward +Z
-_WRIST_AXIS = _cross(_FORE, _Z)
+_PALM = _cross(_FORE, _Z)  # palm normal at rest: facing the body
+_THUMB = [*_scale(_FORE, 0.06)[:2], 0.05]  # thumb tip: forward of the palm
 
 
 def _ball(axis, swing, twist) -> dict[str, Any]:
@@ -103,8 +110,8 @@ _FIXED: dict[str, Any] = {"kind": "fixed"}
 #: (name, parent, offset_pos in metres, kind fields): the spine and head.
 _CENTRE: tuple[tuple[str, str | None, list[float], dict[str, Any]], ...] = (
     ("pelvis", None, [0.0, 0.0, 0.0], _FIXED),
-    ("spine", "pelvis", [0.0, 0.10, 0.0], _ball(_Y, [26 * _DEG, 46 * _DEG], [-0.3, 0.3])),
-    ("chest", "spine", [0.0, 0.22, 0.0], _ball(_Y, [20 * _DEG, 26 * _DEG], [-0.6, 0.6])),
+    ("spine", "pelvis", [0.0, 0.10, 0.0], _universal(_X, _Z, (-25, 45), (-25, 25))),
+    ("chest", "spine", [0.0, 0.22, 0.0], _ball(_Y, [20 * _DEG, 26 * _DEG], [-0.7, 0.7])),
     ("neck", "chest", [0.0, 0.22, 0.0], _ball(_Y, [34 * _DEG, 52 * _DEG], [-1.2, 1.2])),
     ("head", "neck", [0.0, 0.10, 0.0], _FIXED),
     ("head_top", "head", [0.0, 0.15, 0.0], _FIXED),
@@ -115,8 +122,9 @@ _ARM: tuple[tuple[str, str, list[float], dict[str, Any]], ...] = (
     ("clavicle", "chest", [0.02, 0.17, 0.02], _FIXED),
     ("shoulder", "clavicle", [0.16, 0.0, -0.02], _ball(_UPPER, 90 * _DEG, [-1.3, 1.3])),
     ("elbow", "shoulder", _scale(_UPPER, 0.29), _hinge(_ELBOW_AXIS, 0, 150)),
-    ("wrist", "elbow", _scale(_FORE, 0.26), _universal(_WRIST_AXIS, _Z, (-70, 80), (-35, 25))),
+    ("wrist", "elbow", _scale(_FORE, 0.26), _universal(_NEG_Z, _PALM, (-70, 80), (-35, 25))),
     ("hand", "wrist", _scale(_FORE, 0.19), _FIXED),
+    ("thumb", "wrist", _THUMB, _FIXED),
 )
 #: Left leg (suffix added, mirrored into the right leg).
 _LEG: tuple[tuple[str, str, list[float], dict[str, Any]], ...] = (
@@ -187,7 +195,7 @@ def mannequin() -> BodyPlan:
     Returns
     -------
     BodyPlan
-        27 joints (keypoints), 33 DOFs, free base, version 2. Rest and neutral pose: the
+        29 joints (keypoints), 32 DOFs, free base, version 2. Rest and neutral pose: the
         A-pose of the module docstring.
     """
     return load_body_plan(mannequin_dict(), source="pipeline.bodyplan.mannequin")
