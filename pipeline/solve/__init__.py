@@ -1,0 +1,17 @@
+"""Batched least-squares inverse kinematics: configs, observation mappers, solvers."""
+
+from pipeline.solve.config import SolverConfig
+from pipeline.solve.mappers import Camera, Cameras, Identity3D, XYView
+from pipeline.solve.result import FitResult
+from pipeline.solve.solver import solve_frames, solve_sequence
+
+__all__ = [
+    "Camera",
+    "Cameras",
+    "FitResult",
+    "Identity3D",
+    "SolverConfig",
+    "XYView",
+    "solve_frames",
+    "solve_sequence",
+]

@@ -1,0 +1,44 @@
+"""Projection of DOF values onto the body plan's limits (clamp on write)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipeline.kinematics.model import KinematicModel
+
+__all__ = ["clamp"]
+
+
+def clamp(model: KinematicModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Clamp DOF values to their limits, in place of ``q``'s copy.
+
+    Box limits clip each coordinate. A ball joint's swing rotation vector is first
+    wrapped to an angle of at most pi (the same rotation), then projected radially onto
+    its elliptical cone ``(s1 / a1)^2 + (s2 / a2)^2 <= 1``.
+
+    Parameters
+    ----------
+    model : KinematicModel
+    q : (S, N) array
+
+    Returns
+    -------
+    q : (S, N) array
+        Clamped values.
+    active : (S, N) bool array
+        True where the clamp moved the value.
+    """
+    out = np.clip(q, model.lower, model.upper)
+    active = out != q
+    if model.ball_swing.size:
+        sw = out[:, model.ball_swing]  # (S, nb, 2)
+        theta = np.sqrt(np.sum(sw * sw, axis=-1, keepdims=True))
+        wrap = theta > np.pi
+        sw = np.where(wrap, sw * (theta - 2 * np.pi) / np.where(wrap, theta, 1.0), sw)
+        cone = model.ball_cone
+        e = np.sum((sw / cone) ** 2, axis=-1, keepdims=True)
+        outside = e > 1.0
+        sw = np.where(outside, sw / np.sqrt(np.where(outside, e, 1.0)), sw)
+        out[:, model.ball_swing] = sw
+        active[:, model.ball_swing] |= outside
+    return out, active

@@ -1,0 +1,158 @@
+"""Observation mappers: how a world keypoint becomes what the tracker measured.
+
+A mapper turns world positions ``(S, J, 3)`` into observations ``(S, C, J, d)`` (``C``
+views of dimension ``d``) and gives the Jacobian of that map ``(S, C, J, d, 3)``. The
+solver multiplies keypoint Jacobians by it, so every view is fitted jointly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Camera", "Cameras", "Identity3D", "Mapper", "XYView", "as_mapper"]
+
+
+class Mapper:
+    """Base class: ``n_views`` views of ``dim`` coordinates each."""
+
+    n_views: int = 1
+    dim: int = 3
+
+    def project(self, positions: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        """Observations ``(S, C, J, d)`` of world positions ``(S, J, 3)``."""
+        raise NotImplementedError
+
+    def jacobian(self, positions: np.ndarray) -> np.ndarray | None:  # pragma: no cover
+        """``(S, C, J, d, 3)`` derivative of :meth:`project`; ``None`` means identity."""
+        raise NotImplementedError
+
+
+class Identity3D(Mapper):
+    """3D keypoints observed directly (the default)."""
+
+    n_views, dim = 1, 3
+
+    def project(self, positions: np.ndarray) -> np.ndarray:
+        """Positions with a view axis: ``(S, 1, J, 3)``."""
+        return positions[:, None]
+
+    def jacobian(self, positions: np.ndarray) -> None:
+        """Identity (``None``)."""
+        return None
+
+
+class XYView(Mapper):
+    """2D keypoints on the world XY plane: ``(x, y, z) -> (x, y)``."""
+
+    n_views, dim = 1, 2
+
+    def project(self, positions: np.ndarray) -> np.ndarray:
+        """``(S, 1, J, 2)``."""
+        return positions[:, None, :, :2]
+
+    def jacobian(self, positions: np.ndarray) -> np.ndarray:
+        """Constant selection of x and y."""
+        sel = np.zeros((2, 3), positions.dtype)
+        sel[0, 0] = sel[1, 1] = 1.0
+        return np.broadcast_to(sel, positions.shape[:1] + (1,) + positions.shape[1:2] + (2, 3))
+
+
+@dataclass(frozen=True)
+class Camera:
+    """A pinhole camera (no distortion).
+
+    ``pixel = (fx * X / Z + cx, fy * Y / Z + cy)`` with ``(X, Y, Z) = rotation @ p +
+    translation`` the keypoint in camera coordinates (world-to-camera transform).
+
+    Attributes
+    ----------
+    fx, fy : float
+        Focal lengths in pixels.
+    cx, cy : float
+        Principal point in pixels.
+    rotation : (3, 3) array-like
+        World-to-camera rotation.
+    translation : (3,) array-like
+        World-to-camera translation (length units).
+    """
+
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+    rotation: tuple = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
+    translation: tuple = (0.0, 0.0, 0.0)
+
+    def __post_init__(self) -> None:
+        rot = np.asarray(self.rotation, dtype=np.float64)
+        if rot.shape != (3, 3) or not np.allclose(rot @ rot.T, np.eye(3), atol=1e-6):
+            raise ValueError("Camera.rotation must be a 3x3 rotation matrix")
+        if np.asarray(self.translation).shape != (3,):
+            raise ValueError("Camera.translation must have 3 values")
+        object.__setattr__(self, "rotation", tuple(map(tuple, rot)))
+        object.__setattr__(self, "translation", tuple(float(v) for v in self.translation))
+
+
+class Cameras(Mapper):
+    """One or several pinhole cameras, each observation in its own view."""
+
+    dim = 2
+
+    def __init__(self, cameras: Sequence[Camera]):
+        if not cameras:
+            raise ValueError("at least one Camera is needed")
+        self.cameras = tuple(cameras)
+        self.n_views = len(self.cameras)
+        self._rot = np.array([c.rotation for c in self.cameras])  # (C, 3, 3)
+        self._t = np.array([c.translation for c in self.cameras])  # (C, 3)
+        self._f = np.array([[c.fx, c.fy] for c in self.cameras])  # (C, 2)
+        self._c = np.array([[c.cx, c.cy] for c in self.cameras])  # (C, 2)
+
+    def _camera_coords(self, positions: np.ndarray) -> np.ndarray:
+        rot = self._rot.astype(positions.dtype)
+        return (
+            np.einsum("cab,sjb->scja", rot, positions)
+            + self._t.astype(positions.dtype)[None, :, None]
+        )
+
+    def project(self, positions: np.ndarray) -> np.ndarray:
+        """Pixels ``(S, C, J, 2)``; points at or behind the camera plane give inf/NaN."""
+        xc = self._camera_coords(positions)
+        z = xc[..., 2:3]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            uv = xc[..., :2] / z
+        return uv * self._f[:, None].astype(positions.dtype) + self._c[:, None].astype(
+            positions.dtype
+        )
+
+    def jacobian(self, positions: np.ndarray) -> np.ndarray:
+        """``(S, C, J, 2, 3)``: ``f / Z * (R_row(0|1) - X|Y / Z * R_row2)``."""
+        dt = positions.dtype
+        xc = self._camera_coords(positions)
+        z = xc[..., 2]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inv = np.where(np.abs(z) > 1e-12, 1.0 / z, 0.0).astype(dt)
+        rot = self._rot.astype(dt)[None, :, None]  # (1, C, 1, 3, 3)
+        f = self._f.astype(dt)[None, :, None]  # (1, C, 1, 2)
+        ratio = xc[..., :2] * inv[..., None]  # (S, C, J, 2)
+        rows = rot[..., :2, :] - ratio[..., :, None] * rot[..., 2:3, :]
+        return (f * inv[..., None])[..., None] * rows
+
+
+def as_mapper(mapper: Mapper | Camera | Sequence[Camera] | None) -> Mapper:
+    """Normalize the ``mapper`` argument of the solver entry points."""
+    if mapper is None:
+        return Identity3D()
+    if isinstance(mapper, Mapper):
+        return mapper
+    if isinstance(mapper, Camera):
+        return Cameras([mapper])
+    if isinstance(mapper, Sequence) and all(isinstance(c, Camera) for c in mapper):
+        return Cameras(mapper)
+    raise TypeError(
+        "mapper must be None (3D), XYView(), a Camera or a list of Cameras, "
+        f"not {type(mapper).__name__}"
+    )

@@ -1,0 +1,288 @@
+"""Normal equations with the tree's block-arrow structure, and their elimination.
+
+A keypoint's Jacobian has nonzero columns only for the separator (root pose and the DOFs
+every keypoint hangs from) and for the DOFs of its own block (see
+:mod:`pipeline.kinematics.model`), so the Gauss-Newton normal matrix is
+
+    [[A_ss, A_s1, ..., A_sB],
+     [A_1s, A_11,          ],
+     [ ...,       ...      ],
+     [A_Bs,           A_BB ]]
+
+Each block is eliminated on its own (Schur complement onto the separator), batched over
+frames and blocks, with no fill; no dense state-sized solve is ever formed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from pipeline.kinematics.forward import FKState
+from pipeline.kinematics.model import SLIDE, KinematicModel
+from pipeline.solve.linalg import spd_solve
+
+__all__ = ["BlockLayout", "block_layout", "solve_normal"]
+
+
+@dataclass(frozen=True, eq=False)
+class BlockLayout:
+    """Index tables of the block-arrow normal equations (padded to equal block sizes).
+
+    Attributes
+    ----------
+    n_sep : int
+        Separator columns: root coordinates then ``sep_dofs``.
+    blk_dof, blk_dof_mask : (B, nb)
+        DOFs of each block (padded; mask False on padding).
+    blk_kp, blk_kp_mask : (B, kb)
+        Keypoints of each block (padded).
+    pair_* : (P,)
+        For each (block keypoint, DOF that moves it): block, keypoint slot, column in the
+        block's ``[separator | block DOFs]`` layout, keypoint index, DOF index, is-slide.
+    sep_kp : (K0,)
+        Keypoints outside every block (they depend on separator columns only).
+    sep_pair_* : (P0,)
+        Same as ``pair_*`` for ``sep_kp`` (slot into ``sep_kp``, separator column).
+    """
+
+    n_sep: int
+    blk_dof: np.ndarray
+    blk_dof_mask: np.ndarray
+    blk_kp: np.ndarray
+    blk_kp_mask: np.ndarray
+    pair_block: np.ndarray
+    pair_slot: np.ndarray
+    pair_col: np.ndarray
+    pair_kp: np.ndarray
+    pair_dof: np.ndarray
+    pair_slide: np.ndarray
+    sep_kp: np.ndarray
+    sep_pair_slot: np.ndarray
+    sep_pair_col: np.ndarray
+    sep_pair_kp: np.ndarray
+    sep_pair_dof: np.ndarray
+    sep_pair_slide: np.ndarray
+
+
+@lru_cache(maxsize=64)
+def block_layout(model: KinematicModel) -> BlockLayout:
+    """Index tables for ``model`` (cached)."""
+    nr = model.n_root
+    sep_col = {int(k): nr + i for i, k in enumerate(model.sep_dofs)}
+    n_sep = nr + len(model.sep_dofs)
+    nb = max((len(d) for d, _ in model.blocks), default=0)
+    kb = max((len(k) for _, k in model.blocks), default=0)
+    n_blocks = len(model.blocks)
+    blk_dof = np.zeros((n_blocks, nb), np.intp)
+    blk_dof_mask = np.zeros((n_blocks, nb), bool)
+    blk_kp = np.zeros((n_blocks, kb), np.intp)
+    blk_kp_mask = np.zeros((n_blocks, kb), bool)
+    pairs: list[tuple[int, int, int, int, int]] = []
+    for b, (dofs, kps) in enumerate(model.blocks):
+        blk_dof[b, : len(dofs)] = dofs
+        blk_dof_mask[b, : len(dofs)] = True
+        blk_kp[b, : len(kps)] = kps
+        blk_kp_mask[b, : len(kps)] = True
+        col = {int(k): n_sep + i for i, k in enumerate(dofs)} | sep_col
+        for slot, i in enumerate(kps):
+            for k in model.anc_dofs[i]:
+                pairs.append((b, slot, col[int(k)], int(i), int(k)))
+    sep_pairs = [
+        (slot, sep_col[int(k)], int(i), int(k))
+        for slot, i in enumerate(model.sep_keypoints)
+        for k in model.anc_dofs[i]
+    ]
+    p = np.array(pairs, dtype=np.intp).reshape(-1, 5)
+    p0 = np.array(sep_pairs, dtype=np.intp).reshape(-1, 4)
+    return BlockLayout(
+        n_sep=n_sep,
+        blk_dof=blk_dof,
+        blk_dof_mask=blk_dof_mask,
+        blk_kp=blk_kp,
+        blk_kp_mask=blk_kp_mask,
+        pair_block=p[:, 0],
+        pair_slot=p[:, 1],
+        pair_col=p[:, 2],
+        pair_kp=p[:, 3],
+        pair_dof=p[:, 4],
+        pair_slide=model.dof_type[p[:, 4]] == SLIDE,
+        sep_kp=np.asarray(model.sep_keypoints, np.intp),
+        sep_pair_slot=p0[:, 0],
+        sep_pair_col=p0[:, 1],
+        sep_pair_kp=p0[:, 2],
+        sep_pair_dof=p0[:, 3],
+        sep_pair_slide=model.dof_type[p0[:, 3]] == SLIDE,
+    )
+
+
+def _cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    out = np.empty(np.broadcast_shapes(u.shape, v.shape), u.dtype)
+    out[..., 0] = u[..., 1] * v[..., 2] - u[..., 2] * v[..., 1]
+    out[..., 1] = u[..., 2] * v[..., 0] - u[..., 0] * v[..., 2]
+    out[..., 2] = u[..., 0] * v[..., 1] - u[..., 1] * v[..., 0]
+    return out
+
+
+def _pair_columns(st: FKState, kp, dof, slide) -> np.ndarray:
+    """Jacobian columns ``(S, P, 3)`` of the (keypoint, DOF) pairs."""
+    u = st.axes[:, dof]
+    col = _cross(u, st.positions[:, kp] - st.pivots[:, dof])
+    if slide.any():
+        col[:, slide] = u[:, slide]
+    return col
+
+
+def _root_columns(jac: np.ndarray, d: np.ndarray) -> None:
+    """Fill the 6 root columns of ``jac (..., K, 3, ncol)`` for lever arms ``d (..., K, 3)``."""
+    jac[..., 0, 0] = jac[..., 1, 1] = jac[..., 2, 2] = 1.0
+    jac[..., 0, 4], jac[..., 0, 5] = d[..., 2], -d[..., 1]
+    jac[..., 1, 3], jac[..., 1, 5] = -d[..., 2], d[..., 0]
+    jac[..., 2, 3], jac[..., 2, 4] = d[..., 1], -d[..., 0]
+
+
+def _rows(jac: np.ndarray, h: np.ndarray | None) -> np.ndarray:
+    """Observation rows ``(..., C*K*d, ncol)`` of position Jacobians ``(..., K, 3, ncol)``.
+
+    ``h`` is the mapper Jacobian ``(..., C, K, d, 3)`` or None (identity, C=1, d=3).
+    """
+    if h is None:
+        return jac.reshape(jac.shape[:-3] + (-1, jac.shape[-1]))
+    rows = np.matmul(h, jac[..., None, :, :, :])  # (..., C, K, d, ncol)
+    return rows.reshape(rows.shape[:-4] + (-1, rows.shape[-1]))
+
+
+def solve_normal(
+    model: KinematicModel,
+    st: FKState,
+    residual: np.ndarray,
+    weight: np.ndarray,
+    mapper_jac: np.ndarray | None,
+    q: np.ndarray,
+    neutral_weight: float,
+    damping: np.ndarray,
+) -> np.ndarray:
+    """One damped Gauss-Newton step for a batch of poses.
+
+    Parameters
+    ----------
+    model : KinematicModel
+    st : FKState
+        Forward pass at the current poses (with axes).
+    residual : (S, C, J, d)
+        ``target - observation``, zero where missing.
+    weight : (S, C, J)
+        Observation weights (joint weight scalers and robust weights included), zero
+        where missing.
+    mapper_jac : (S, C, J, d, 3) or None
+        Observation-map Jacobian; None for direct 3D observations.
+    q : (S, N)
+        Current DOF values (for the neutral prior).
+    neutral_weight : float
+    damping : (S,)
+        Relative damping per pose: ``A_ii += damping * max(A_ii, 1)``.
+
+    Returns
+    -------
+    (S, n_root + N) array
+        The step; zero for poses whose system could not be solved.
+    """
+    lay = block_layout(model)
+    dt = model.dtype
+    s = q.shape[0]
+    nr, ns = model.n_root, lay.n_sep
+    n_blocks, nb = lay.blk_dof.shape
+    kb = lay.blk_kp.shape[1]
+    step = np.zeros((s, nr + model.n_dofs), dt)
+    prior = (neutral_weight * model.prior_scale).astype(dt)
+    prior_grad = prior * (q - model.neutral)  # (S, N)
+    lam = damping.astype(dt)[:, None]
+
+    # --- separator-only keypoints
+    a_ss = np.zeros((s, ns, ns), dt)
+    g_s = np.zeros((s, ns), dt)
+    if ns and lay.sep_kp.size:
+        j0 = np.zeros((s, lay.sep_kp.size, 3, ns), dt)
+        if nr:
+            _root_columns(j0, st.positions[:, lay.sep_kp] - st.root_position[:, None])
+        if lay.sep_pair_kp.size:
+            cols = _pair_columns(st, lay.sep_pair_kp, lay.sep_pair_dof, lay.sep_pair_slide)
+            j0[:, lay.sep_pair_slot, :, lay.sep_pair_col] = cols.transpose(1, 0, 2)
+        h0 = None if mapper_jac is None else mapper_jac[:, :, lay.sep_kp]
+        x0 = _rows(j0, h0)  # (S, R0, ns)
+        w0 = np.broadcast_to(
+            weight[:, :, lay.sep_kp, None], residual[:, :, lay.sep_kp].shape
+        ).reshape(s, -1)
+        r0 = residual[:, :, lay.sep_kp].reshape(s, -1)
+        wx0 = x0 * w0[..., None]
+        a_ss += np.matmul(x0.transpose(0, 2, 1), wx0)
+        g_s += np.matmul(wx0.transpose(0, 2, 1), r0[..., None])[..., 0]
+    sep_dof_idx = model.sep_dofs
+    if sep_dof_idx.size:
+        diag = np.arange(nr, ns)
+        a_ss[:, diag, diag] += prior[sep_dof_idx]
+        g_s[:, nr:] -= prior_grad[:, sep_dof_idx]
+
+    if n_blocks:
+        jb = np.zeros((s, n_blocks, kb, 3, ns + nb), dt)
+        if nr:
+            _root_columns(jb, st.positions[:, lay.blk_kp] - st.root_position[:, None, None])
+        cols = _pair_columns(st, lay.pair_kp, lay.pair_dof, lay.pair_slide)
+        jb[:, lay.pair_block, lay.pair_slot, :, lay.pair_col] = cols.transpose(1, 0, 2)
+        hb = None
+        if mapper_jac is not None:
+            hb = mapper_jac[:, :, lay.blk_kp].transpose(0, 2, 1, 3, 4, 5)  # (S,B,C,kb,d,3)
+        xb = _rows(jb, hb)  # (S, B, R, ns+nb)
+        wk = weight[:, :, lay.blk_kp] * lay.blk_kp_mask  # (S, C, B, kb)
+        res_b = residual[:, :, lay.blk_kp]  # (S, C, B, kb, d)
+        wr = np.broadcast_to(wk[..., None], res_b.shape).transpose(0, 2, 1, 3, 4)
+        wr = wr.reshape(s, n_blocks, -1)
+        rb = res_b.transpose(0, 2, 1, 3, 4).reshape(s, n_blocks, -1)
+        wxb = xb * wr[..., None]
+        m = np.matmul(xb.transpose(0, 1, 3, 2), wxb)  # (S, B, ns+nb, ns+nb)
+        g = np.matmul(wxb.transpose(0, 1, 3, 2), rb[..., None])[..., 0]  # (S, B, ns+nb)
+        a_bb = m[..., ns:, ns:]
+        a_bs = m[..., ns:, :ns]
+        g_b = g[..., ns:]
+        if ns:
+            a_ss += m[..., :ns, :ns].sum(axis=1)
+            g_s += g[..., :ns].sum(axis=1)
+        # prior, padding and damping on the block diagonal
+        dmask = lay.blk_dof_mask
+        idx = np.arange(nb)
+        dg = a_bb[..., idx, idx] + np.where(dmask, prior[lay.blk_dof], 1.0)
+        a_bb[..., idx, idx] = dg + lam[..., None] * np.maximum(dg, 1.0)
+        g_b = np.where(dmask, g_b - prior_grad[:, lay.blk_dof], 0.0)
+    if ns:
+        idx = np.arange(ns)
+        dg = a_ss[:, idx, idx]
+        a_ss[:, idx, idx] = dg + lam * np.maximum(dg, 1.0)
+
+    if n_blocks and ns:
+        rhs = np.concatenate([a_bs, g_b[..., None]], axis=-1)  # (S, B, nb, ns+1)
+        y, ok_b = spd_solve(a_bb, rhs)
+        x_b, y_b = y[..., :ns], y[..., ns]
+        a_sb = a_bs.transpose(0, 1, 3, 2)
+        schur = a_ss - np.matmul(a_sb, x_b).sum(axis=1)
+        rs = g_s - np.matmul(a_sb, y_b[..., None])[..., 0].sum(axis=1)
+        d_s, ok_s = spd_solve(schur, rs[..., None])
+        d_s = d_s[..., 0]
+        d_b = y_b - np.matmul(x_b, d_s[:, None, :, None])[..., 0]
+        ok = ok_s & ok_b.all(axis=1)
+    elif n_blocks:
+        d_b, ok_b = spd_solve(a_bb, g_b[..., None])
+        d_b = d_b[..., 0]
+        d_s = np.zeros((s, 0), dt)
+        ok = ok_b.all(axis=1)
+    else:
+        d_s, ok = spd_solve(a_ss, g_s[..., None])
+        d_s = d_s[..., 0]
+    step[:, :nr] = d_s[:, :nr]
+    if sep_dof_idx.size:
+        step[:, nr + sep_dof_idx] = d_s[:, nr:]
+    if n_blocks:
+        step[:, nr + lay.blk_dof[lay.blk_dof_mask]] = d_b[:, lay.blk_dof_mask]
+    step[~ok] = 0.0
+    return step

@@ -1,0 +1,58 @@
+"""The solver's per-frame output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["FitResult"]
+
+
+@dataclass(frozen=True, eq=False)
+class FitResult:
+    """Fitted poses and diagnostics of ``T`` frames.
+
+    Attributes
+    ----------
+    dof_values : (T, n_dofs)
+        Solver coordinates (rad, or length units for slides).
+    root_position : (T, 3)
+        Root pose position (length units); zeros for a fixed base.
+    root_orientation : (T, 4)
+        Root pose orientation ``(w, x, y, z)``; identity for a fixed base.
+    joint_rotation : (T, n_joints, 4)
+        Each joint's rotation relative to its rest frame, ``(w, x, y, z)``: the canonical
+        pose (clamped to the joint's limits).
+    fitted_positions : (T, n_joints, 3)
+        World keypoints of the fitted pose.
+    residuals : (T, n_joints)
+        Distance between observation and fit (length units; pixels for 2D views, the
+        root mean square over the views that observed the keypoint); NaN where missing.
+    rms_error, max_error : (T,)
+        Root mean square and largest of the residuals; 0 where nothing was observed.
+    iterations : (T,) int
+        Steps taken.
+    converged : (T,) bool
+        The frame met the tolerances within ``n_iterations``.
+    limit_active : (T, n_dofs) bool
+        A limit clamp changed the DOF on the last step.
+    observed : (T,) int
+        Number of observed keypoints (over all views).
+    """
+
+    dof_values: np.ndarray
+    root_position: np.ndarray
+    root_orientation: np.ndarray
+    joint_rotation: np.ndarray
+    fitted_positions: np.ndarray
+    residuals: np.ndarray
+    rms_error: np.ndarray
+    max_error: np.ndarray
+    iterations: np.ndarray
+    converged: np.ndarray
+    limit_active: np.ndarray
+    observed: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.dof_values.shape[0])
