@@ -15,12 +15,15 @@ What is read:
   one of ``SUBJECTS:LABEL_PREFIXES`` (Vicon's ``Name:Marker``), each subject is an
   individual and its prefix is stripped; otherwise one individual with the full labels.
 - confidence: C3D has none (residuals are fit errors, not confidences): NaN.
-- time: ``frame / rate`` seconds from the first frame; the header's first frame number is
-  kept in attrs as ``first_frame``.
+- time: ``frame / rate`` seconds from the first frame; the header's (1-based) first frame
+  number is kept in attrs as ``first_frame``.
+- truncation: ezc3d silently reads what is there, so the frame count is checked against
+  the raw header's first and last frame.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -79,6 +82,25 @@ def _split_subjects(labels: list[str], params: dict) -> tuple[list[str], list[st
     return who, what
 
 
+def _header_frames(path: Path) -> tuple[int, int] | None:
+    """Return (first, last) frame numbers from the raw header, None if it cannot tell.
+
+    ezc3d silently shortens a truncated file to the frames it could read, so the reader
+    checks the frame count against the header itself. The processor type byte of the
+    parameter section gives the byte order (86 = MIPS, big-endian). Files with more than
+    65535 frames saturate the header's last frame and are not checked.
+    """
+    with open(path, "rb") as handle:
+        head = handle.read(10)
+        if len(head) < 10 or head[0] < 2:
+            return None
+        handle.seek((head[0] - 1) * 512 + 3)
+        processor = handle.read(1)
+    order = ">" if processor == bytes([86]) else "<"
+    first, last = struct.unpack(order + "HH", head[6:10])
+    return None if last == 65535 or last < first else (first, last)
+
+
 def parse(path: str | Path, *, include_model_outputs: bool = False) -> dict:
     """Read a C3D file's markers into arrays.
 
@@ -105,6 +127,13 @@ def parse(path: str | Path, *, include_model_outputs: bool = False) -> dict:
     n_points, n_frames = points.shape[1], points.shape[2]
     if n_frames == 0:
         raise fail(path, "no frames")
+    span = _header_frames(path)
+    if span is not None and n_frames < span[1] - span[0] + 1:
+        raise fail(
+            path,
+            f"truncated file: the header announces frames {span[0]}..{span[1]} "
+            f"({span[1] - span[0] + 1}) but only {n_frames} could be read",
+        )
     labels = [str(s).strip() for s in (_param(params, "POINT", "LABELS") or [])]
     if len(labels) < n_points:
         raise fail(path, f"{n_points} points but only {len(labels)} POINT:LABELS")
@@ -149,7 +178,7 @@ def parse(path: str | Path, *, include_model_outputs: bool = False) -> dict:
         "rate": rate if rate > 0 else None,
         "unit": str(units[0]).strip() if units and str(units[0]).strip() else UNKNOWN,
         "up_axis": _up_axis(_param(params, "POINT", "Y_SCREEN")),
-        "first_frame": int(c3d["header"]["points"].get("first_frame", 0)),
+        "first_frame": span[0] if span is not None else None,
     }
 
 
