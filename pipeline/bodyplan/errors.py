@@ -16,9 +16,9 @@ class BodyPlanError(ValueError):
     ----------
     file : str
         The file path (or the ``source`` given for a dict; ``"<dict>"`` otherwise).
-    joint : str or None
-        The joint's name (``"#<index>"`` when the joint has no usable name); ``None`` for
-        file-level problems.
+    joint : str, int or None
+        The joint's name, or its index in ``joints`` when it has no usable name (shown as
+        ``joint #<index>``); ``None`` for file-level problems.
     dof : int or None
         Index of the DOF in the joint's ``dofs`` list; ``None`` when not about one DOF.
     field : str or None
@@ -32,7 +32,7 @@ class BodyPlanError(ValueError):
         file: str,
         reason: str,
         *,
-        joint: str | None = None,
+        joint: str | int | None = None,
         dof: int | None = None,
         field: str | None = None,
     ) -> None:
@@ -43,7 +43,7 @@ class BodyPlanError(ValueError):
         self.reason = reason
         where = file
         if joint is not None:
-            where += f": joint {joint}" if joint.startswith("#") else f": joint {joint!r}"
+            where += f": joint #{joint}" if isinstance(joint, int) else f": joint {joint!r}"
         if dof is not None:
             where += f" dof {dof}"
         if field is not None:
@@ -55,7 +55,7 @@ class BodyPlanError(ValueError):
 
 
 def _rebuild(
-    file: str, reason: str, joint: str | None, dof: int | None, field: str | None
+    file: str, reason: str, joint: str | int | None, dof: int | None, field: str | None
 ) -> BodyPlanError:
     return BodyPlanError(file, reason, joint=joint, dof=dof, field=field)
 

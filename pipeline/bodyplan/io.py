@@ -46,7 +46,8 @@ def load_body_plan(
     Raises
     ------
     BodyPlanError
-        File missing or not JSON (with line and column), or any invalid field; one message
+        File missing or not JSON (with line and column; a key repeated in one object is
+        refused too), or any invalid field; one message
         naming the file, joint, DOF index, field and valid choices.
 
     Warns
@@ -67,12 +68,30 @@ def load_body_plan(
     except UnicodeDecodeError as exc:
         raise BodyPlanError(file, f"not UTF-8 text ({exc.reason})") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise BodyPlanError(
             file, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    except _DuplicateKeyError as exc:
+        raise BodyPlanError(
+            file, f"not valid JSON: key {exc.args[0]!r} appears twice in one object"
+        ) from None
     return parse_plan(data, file)
+
+
+class _DuplicateKeyError(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build a JSON object, refusing repeated keys (json would keep the last silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKeyError(key)
+        out[key] = value
+    return out
 
 
 def required_version(plan: BodyPlan) -> int:

@@ -111,7 +111,7 @@ def parse_kind(joint: Mapping[str, Any], where: Where) -> tuple[JointKind, tuple
         kind = _parse_universal(joint, where, weight)
     else:
         kind = _parse_ball(joint, where, weight)
-    return kind, derive_dofs(where.joint or "", kind)
+    return kind, derive_dofs(str(where.joint), kind)
 
 
 def _parse_hinge(name: str, joint: Mapping[str, Any], where: Where, weight: float) -> JointKind:

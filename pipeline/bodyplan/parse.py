@@ -121,7 +121,7 @@ def _parse_version(top: Mapping[str, Any], where: Where) -> int:
 
 
 def _parse_joint(item: Any, index: int, version: int, file_where: Where) -> Joint:
-    label = f"#{index}"
+    label: str | int = index
     if isinstance(item, Mapping) and isinstance(item.get("name"), str) and item["name"]:
         label = item["name"]
     where = file_where.at(joint=label)

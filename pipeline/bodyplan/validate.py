@@ -24,10 +24,10 @@ class Where:
     """Location of a value in a body-plan file, used to build error messages."""
 
     file: str
-    joint: str | None = None
+    joint: str | int | None = None
     dof: int | None = None
 
-    def at(self, *, joint: str | None = None, dof: int | None = None) -> Where:
+    def at(self, *, joint: str | int | None = None, dof: int | None = None) -> Where:
         """Return a location inside this one (a joint, or a DOF of the joint)."""
         return replace(self, joint=joint if joint is not None else self.joint, dof=dof)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -197,3 +198,10 @@ def test_sha256_fingerprint(fly_plan_path):
     # canonical JSON of body_plan_to_dict: stable across calls and key order
     reordered = dict(reversed(list(small_v2().items())))
     assert body_plan_sha256(_load_quiet(reordered)) == digest
+
+
+def test_plans_pickle_and_hash(fly_plan_path):
+    for plan in (_load_quiet(fly_plan_path), mannequin()):
+        back = pickle.loads(pickle.dumps(plan))
+        assert back == plan and hash(back) == hash(plan)
+        np.testing.assert_array_equal(back.neutral, plan.neutral)
