@@ -220,7 +220,9 @@ def test_unknown_option_lists_the_valid_ones(tmp_path: Path, rng) -> None:
 
 
 def test_movement_loader_agrees(tmp_path: Path, rng) -> None:
-    load_poses = pytest.importorskip("movement.io.load_poses")
+    load_poses = pytest.importorskip(
+        "movement.io.load_poses", reason="movement (the optional interop extra) is not installed"
+    )
     df = multi_animal_df(rng, unique=False)
     path = tmp_path / "pair.csv"
     df.to_csv(path)

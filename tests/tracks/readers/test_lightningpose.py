@@ -106,7 +106,9 @@ def test_unknown_keypoint_in_the_map_fails(tmp_path: Path, rng) -> None:
 
 
 def test_movement_loader_agrees(tmp_path: Path, rng) -> None:
-    load_poses = pytest.importorskip("movement.io.load_poses")
+    load_poses = pytest.importorskip(
+        "movement.io.load_poses", reason="movement (the optional interop extra) is not installed"
+    )
     path = tmp_path / "preds.csv"
     lp_df(rng).to_csv(path)
     assert_same_tracks(lightningpose.read(path, fps=30), load_poses.from_lp_file(path, fps=30))

@@ -132,7 +132,9 @@ def test_unknown_keypoint_in_the_map_and_missing_fps_fail(tmp_path: Path, rng) -
 
 
 def test_movement_loader_agrees(tmp_path: Path, rng) -> None:
-    load_poses = pytest.importorskip("movement.io.load_poses")
+    load_poses = pytest.importorskip(
+        "movement.io.load_poses", reason="movement (the optional interop extra) is not installed"
+    )
     position, scores = poses(rng)
     path = tmp_path / "pair.analysis.h5"
     write_analysis(path, position, scores)
