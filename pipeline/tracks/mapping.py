@@ -173,3 +173,46 @@ def map_keypoints(
             stacklevel=2,
         )
     return mapping
+
+
+def rename_keypoints(
+    ds: Any, keypoint_map: Mapping[str, str] | str | Path, *, source: str = "<tracks>"
+) -> Any:
+    """Rename a tracks dataset's keypoints (``old: new``), e.g. to body-plan joint names.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        Tracks.
+    keypoint_map : mapping, str or Path
+        ``track keypoint -> new name`` pairs, or a YAML file of them.
+    source : str
+        Named in messages.
+
+    Returns
+    -------
+    xarray.Dataset
+        With the ``keypoint`` coordinate renamed and the map recorded in
+        ``attrs["keypoint_map"]``.
+
+    Raises
+    ------
+    TracksError
+        The map names a keypoint the tracks do not have, or two keypoints end up with
+        the same name.
+    """
+    where = source
+    if isinstance(keypoint_map, str | Path):
+        where = str(keypoint_map)
+        keypoint_map = load_keypoint_map(keypoint_map)
+    names = [str(k) for k in ds["keypoint"].values.tolist()]
+    unknown = [k for k in keypoint_map if k not in names]
+    if unknown:
+        raise TracksError(f"{where}: keypoints {unknown} are not in the tracks ({names})")
+    renamed = [keypoint_map.get(k, k) for k in names]
+    dupes = sorted({n for n in renamed if renamed.count(n) > 1})
+    if dupes:
+        raise TracksError(f"{where}: renaming gives duplicated keypoint names {dupes}")
+    out = ds.assign_coords(keypoint=np.array(renamed, dtype=object))
+    out.attrs["keypoint_map"] = dict(keypoint_map)
+    return out

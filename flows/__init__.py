@@ -1,0 +1,1 @@
+"""Orchestration: the ``kinefit`` command line and (later) Prefect flows around ``pipeline``."""
