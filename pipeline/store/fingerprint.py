@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -27,11 +26,10 @@ HASH_FRAMES = 16_384
 
 
 def kinefit_version() -> str:
-    """Installed kinefit version (``0+unknown`` when not installed)."""
-    try:
-        return version("kinefit")
-    except PackageNotFoundError:
-        return "0+unknown"
+    """Return kinefit's version (``pipeline.__version__``)."""
+    import pipeline
+
+    return pipeline.__version__
 
 
 class BlockDigest(NamedTuple):

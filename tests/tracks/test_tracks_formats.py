@@ -34,7 +34,7 @@ def test_every_reader_module_follows_the_protocol():
     assert set(found) >= {"movement", "npz", "csv"}
     assert len(found) == len(READER_MODULES)
     for fmt, module in found.items():
-        assert module.FORMAT == fmt
+        assert fmt == module.FORMAT
         assert all(s.startswith(".") and s == s.lower() for s in module.SUFFIXES)
         assert callable(module.sniff) and callable(module.read)
 
