@@ -37,7 +37,8 @@ def clamp(model: KinematicModel, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]
         sw = np.where(wrap, sw * (theta - 2 * np.pi) / np.where(wrap, theta, 1.0), sw)
         cone = model.ball_cone
         e = np.sum((sw / cone) ** 2, axis=-1, keepdims=True)
-        outside = e > 1.0
+        # a tolerance of a few ulps keeps the projection idempotent under round-off
+        outside = e > 1.0 + 16 * np.finfo(out.dtype).eps
         sw = np.where(outside, sw / np.sqrt(np.where(outside, e, 1.0)), sw)
         out[:, model.ball_swing] = sw
         active[:, model.ball_swing] |= outside
