@@ -22,14 +22,34 @@ def chain_plan(fixed_base: bool = True) -> BodyPlan:
         return {"type": "hinge", "axis": [0, 0, 1], "neutral": 0.0, "limits": None}
 
     joints = [
-        {"name": "root", "parent": None, "offset_pos": [0, 0, 0], "offset_quat": [1, 0, 0, 0],
-         "dofs": []},
-        {"name": "a", "parent": "root", "offset_pos": [1, 0, 0], "offset_quat": [1, 0, 0, 0],
-         "dofs": [hinge()]},
-        {"name": "b", "parent": "a", "offset_pos": [1, 0, 0], "offset_quat": [1, 0, 0, 0],
-         "dofs": [hinge()]},
-        {"name": "tip", "parent": "b", "offset_pos": [1, 0, 0], "offset_quat": [1, 0, 0, 0],
-         "dofs": []},
+        {
+            "name": "root",
+            "parent": None,
+            "offset_pos": [0, 0, 0],
+            "offset_quat": [1, 0, 0, 0],
+            "dofs": [],
+        },
+        {
+            "name": "a",
+            "parent": "root",
+            "offset_pos": [1, 0, 0],
+            "offset_quat": [1, 0, 0, 0],
+            "dofs": [hinge()],
+        },
+        {
+            "name": "b",
+            "parent": "a",
+            "offset_pos": [1, 0, 0],
+            "offset_quat": [1, 0, 0, 0],
+            "dofs": [hinge()],
+        },
+        {
+            "name": "tip",
+            "parent": "b",
+            "offset_pos": [1, 0, 0],
+            "offset_quat": [1, 0, 0, 0],
+            "dofs": [],
+        },
     ]
     return load_body_plan({"fixed_base": fixed_base, "joints": joints})
 
@@ -60,8 +80,13 @@ def random_plan_dict(
     if fixed_base is None:
         fixed_base = bool(rng.integers(2))
     joints: list[dict] = [
-        {"name": "j0", "parent": None, "offset_pos": list(rng.normal(size=3)),
-         "offset_quat": [1, 0, 0, 0], "dofs": []}
+        {
+            "name": "j0",
+            "parent": None,
+            "offset_pos": list(rng.normal(size=3)),
+            "offset_quat": [1, 0, 0, 0],
+            "dofs": [],
+        }
     ]
     for i in range(1, n_joints):
         parent = int(rng.integers(i))
@@ -80,18 +105,31 @@ def random_plan_dict(
                 if limits:
                     lo = float(rng.uniform(-1.5, -0.2))
                     lim = [lo, float(rng.uniform(0.2, 1.5))]
-                dofs.append({"type": "hinge" if rng.random() < 0.75 else "slide",
-                             "axis": _axis(rng), "neutral": 0.0, "limits": lim})
+                dofs.append(
+                    {
+                        "type": "hinge" if rng.random() < 0.75 else "slide",
+                        "axis": _axis(rng),
+                        "neutral": 0.0,
+                        "limits": lim,
+                    }
+                )
             joint["dofs"] = dofs
         elif choice == 1:
-            joint.update(kind="ball", axis=_axis(rng),
-                         swing_limit=[float(rng.uniform(0.3, 2.5)), float(rng.uniform(0.3, 2.5))],
-                         twist_limit=[-float(rng.uniform(0.2, 2)), float(rng.uniform(0.2, 2))])
+            joint.update(
+                kind="ball",
+                axis=_axis(rng),
+                swing_limit=[float(rng.uniform(0.3, 2.5)), float(rng.uniform(0.3, 2.5))],
+                twist_limit=[-float(rng.uniform(0.2, 2)), float(rng.uniform(0.2, 2))],
+            )
         elif choice == 2:
             a = np.array(_axis(rng))
             b = np.cross(a, _unit(rng))
-            joint.update(kind="universal", axes=[list(a), list(b / np.linalg.norm(b))],
-                         limits=[[-1.0, 1.0], [-0.8, 0.9]], neutral=[0.0, 0.0])
+            joint.update(
+                kind="universal",
+                axes=[list(a), list(b / np.linalg.norm(b))],
+                limits=[[-1.0, 1.0], [-0.8, 0.9]],
+                neutral=[0.0, 0.0],
+            )
         elif choice == 3:
             joint.update(kind="hinge", axis=_axis(rng), limits=[-1.2, 1.4], neutral=0.0)
         elif choice == 4:
@@ -101,10 +139,15 @@ def random_plan_dict(
         joints.append(joint)
     # a child (tip) under every joint so every DOF moves a keypoint
     for i in range(n_joints):
-        joints.append({"name": f"tip{i}", "parent": f"j{i}",
-                       "offset_pos": list(rng.normal(size=3) * 0.5),
-                       "offset_quat": [1, 0, 0, 0],
-                       **({"kind": "fixed"} if kinds else {"dofs": []})})
+        joints.append(
+            {
+                "name": f"tip{i}",
+                "parent": f"j{i}",
+                "offset_pos": list(rng.normal(size=3) * 0.5),
+                "offset_quat": [1, 0, 0, 0],
+                **({"kind": "fixed"} if kinds else {"dofs": []}),
+            }
+        )
     for j in joints:
         if kinds and "dofs" in j and not j["dofs"]:
             del j["dofs"]

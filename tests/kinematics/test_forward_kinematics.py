@@ -48,11 +48,20 @@ def test_slide_moves_children_origin_only():
         {
             "fixed_base": True,
             "joints": [
-                {"name": "r", "parent": None, "offset_pos": [0, 0, 0],
-                 "offset_quat": [1, 0, 0, 0],
-                 "dofs": [{"type": "slide", "axis": [0, 1, 0], "neutral": 0.0}]},
-                {"name": "c", "parent": "r", "offset_pos": [1, 0, 0],
-                 "offset_quat": [1, 0, 0, 0], "dofs": []},
+                {
+                    "name": "r",
+                    "parent": None,
+                    "offset_pos": [0, 0, 0],
+                    "offset_quat": [1, 0, 0, 0],
+                    "dofs": [{"type": "slide", "axis": [0, 1, 0], "neutral": 0.0}],
+                },
+                {
+                    "name": "c",
+                    "parent": "r",
+                    "offset_pos": [1, 0, 0],
+                    "offset_quat": [1, 0, 0, 0],
+                    "dofs": [],
+                },
             ],
         }
     )

@@ -20,8 +20,9 @@ def numeric_jacobian(plan, q, root_pos, quat, eps=1e-6):
 
         def f(delta):
             if n_root:
-                rq = quat_multiply(rotvec_to_quat(np.broadcast_to(delta[3:6], root_pos.shape)),
-                                   quat)
+                rq = quat_multiply(
+                    rotvec_to_quat(np.broadcast_to(delta[3:6], root_pos.shape)), quat
+                )
                 return forward_kinematics(plan, q + delta[n_root:], root_pos + delta[:3], rq)
             return forward_kinematics(plan, q + delta, root_pos, quat)
 

@@ -36,8 +36,9 @@ def truth(fixtures):
 
 
 def test_synthetic_frames_cold_recover_every_angle(fly, fixtures):
-    cfg = SolverConfig(neutral_weight=0.0, n_iterations=30, position_tolerance=1e-12,
-                       angle_tolerance=1e-12)
+    cfg = SolverConfig(
+        neutral_weight=0.0, n_iterations=30, position_tolerance=1e-12, angle_tolerance=1e-12
+    )
     r = solve_frames(fly, targets_of(fixtures["synthetic_frames"]), config=cfg)
     err_deg = np.degrees(np.abs(r.dof_values - truth(fixtures)))
     assert err_deg.max() < 0.01
@@ -58,8 +59,7 @@ def test_real_sequence_warm_started_reaches_the_optimum(fly, fixtures):
     r = solve_sequence(fly, targets)
     assert r.rms_error.mean() <= 0.0762
     # and a tightly converged LM reference is not meaningfully better
-    tight = SolverConfig(mode="lm", n_iterations=200, position_tolerance=1e-9,
-                         angle_tolerance=1e-9)
+    tight = SolverConfig(mode="lm", n_iterations=200, position_tolerance=1e-9, angle_tolerance=1e-9)
     ref = solve_sequence(fly, targets, config=tight)
     assert ref.rms_error.mean() <= r.rms_error.mean() + 2e-4
     assert ref.converged.all()
@@ -91,11 +91,15 @@ def test_2d_observations_recover_synthetic_poses(fly, fixtures, view):
     reprojection (the optimum is exact: RMS ~0 pixels) plus 3D agreement with loose
     bounds; two cameras triangulate, so 3D agreement is tight.
     """
-    frames = fixtures["synthetic_frames"]
     q_true = truth(fixtures)
     p3 = forward_kinematics(fly, q_true)
-    cfg = SolverConfig(neutral_weight=0.0, n_iterations=300, position_tolerance=1e-10,
-                       angle_tolerance=1e-10, mode="lm")
+    cfg = SolverConfig(
+        neutral_weight=0.0,
+        n_iterations=300,
+        position_tolerance=1e-10,
+        angle_tolerance=1e-10,
+        mode="lm",
+    )
 
     def look_at(eye):
         z = -np.asarray(eye, float)
