@@ -57,8 +57,9 @@ class ClusterConfig(BaseModel):
         on real clusters) and extra ``#SBATCH``/``#PBS`` lines.
     image, namespace
         Kubernetes: worker image and namespace.
-    dashboard : bool
-        Local: serve the dask dashboard on a free port.
+    dashboard_address : str
+        Local: where the scheduler serves its dashboard and HTTP endpoints; the default
+        ``":0"`` picks a free port (``client.dashboard_link``), so clusters never clash.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -77,7 +78,7 @@ class ClusterConfig(BaseModel):
     job_extra_directives: tuple[str, ...] = ()
     image: str = "ghcr.io/dask/dask:latest"
     namespace: str | None = None
-    dashboard: bool = False
+    dashboard_address: str = ":0"
 
     @model_validator(mode="after")
     def _address_matches_mode(self) -> ClusterConfig:
@@ -154,7 +155,7 @@ def _local(config: ClusterConfig) -> Any:
             processes=True,
             memory_limit=config.memory_limit,
             env=config.env,
-            dashboard_address=":0" if config.dashboard else None,
+            dashboard_address=config.dashboard_address,
         )
 
 

@@ -144,7 +144,7 @@ def fit_chunk(task: ChunkTask) -> tuple[int, tuple[float, float, float, float]]:
     t0 = time.perf_counter()
     _fault_hook(task.k)
     lo = max(task.start - task.overlap_frames, 0)
-    with xr.open_zarr(task.tracks, consolidated=False) as ds:
+    with xr.open_zarr(task.tracks, consolidated=False, chunks=None) as ds:
         block = ds.isel(time=slice(lo, task.stop))
         position = block["position"].transpose("time", "space", "keypoint", "individual").values
         confidence = block["confidence"].transpose("time", "keypoint", "individual").values

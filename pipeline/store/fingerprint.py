@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -26,10 +27,16 @@ HASH_FRAMES = 16_384
 
 
 def kinefit_version() -> str:
-    """Return kinefit's version (``pipeline.__version__``)."""
+    """Return kinefit's version (``pipeline.__version__``, else the installed metadata)."""
     import pipeline
 
-    return pipeline.__version__
+    found = getattr(pipeline, "__version__", None)
+    if found is None:
+        try:
+            found = version("kinefit")
+        except PackageNotFoundError:
+            found = "0+unknown"
+    return found
 
 
 class BlockDigest(NamedTuple):
@@ -64,7 +71,7 @@ def block_digest(tracks_path: str | Path, start: int, stop: int) -> BlockDigest:
     -------
     BlockDigest
     """
-    with xr.open_zarr(tracks_path, consolidated=False) as ds:
+    with xr.open_zarr(tracks_path, consolidated=False, chunks=None) as ds:
         ds = ds.rename(
             {
                 k: v

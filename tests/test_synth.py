@@ -1,0 +1,83 @@
+import numpy as np
+import pytest
+import xarray as xr
+
+from pipeline.bodyplan import load_body_plan, mannequin
+from pipeline.kinematics.forward import forward_kinematics
+from pipeline.synth import SynthConfig, body_size, synthesize
+from pipeline.tracks import validate_tracks
+
+
+@pytest.fixture(scope="module")
+def fly(fly_plan_path):
+    return load_body_plan(fly_plan_path)
+
+
+@pytest.fixture(scope="module", params=["fly", "mannequin"])
+def plan(request, fly_plan_path):
+    return load_body_plan(fly_plan_path) if request.param == "fly" else mannequin()
+
+
+def test_clean_session_is_forward_kinematics_of_the_truth(plan, rng):
+    session = synthesize(plan, SynthConfig(n_frames=120, n_individuals=2), rng)
+    tracks, truth = session
+    validate_tracks(tracks)
+    assert tracks.sizes == {"time": 120, "space": 3, "keypoint": plan.n_joints, "individual": 2}
+    assert list(tracks["keypoint"].values) == list(plan.joint_names)
+    for i in range(2):
+        truth_i = truth.isel(individual=i)
+        points = forward_kinematics(
+            plan,
+            truth_i["dof_value"].values,
+            truth_i["root_position"].values,
+            truth_i["root_orientation"].values,
+        )
+        measured = tracks["position"].isel(individual=i).values.transpose(0, 2, 1)
+        np.testing.assert_allclose(measured, points, atol=1e-5 * body_size(plan))
+
+
+def test_dofs_stay_inside_limits_and_swings_inside_their_cones(rng):
+    plan = mannequin()
+    truth = synthesize(plan, SynthConfig(n_frames=400, amplitude=3.0), rng).truth
+    q = truth["dof_value"].values[:, 0]
+    assert np.all(q >= plan.lower) and np.all(q <= plan.upper)
+    index = 0
+    for joint in plan.joints:
+        types = [d.type for d in joint.dofs]
+        if types[:2] == ["swing", "swing"] and joint.kind.swing_limit:
+            hy, hz = joint.kind.swing_limit
+            radius = (q[:, index] / hy) ** 2 + (q[:, index + 1] / hz) ** 2
+            assert radius.max() < 1.0
+        index += len(joint.dofs)
+
+
+def test_trajectories_are_smooth(fly, rng):
+    truth = synthesize(fly, SynthConfig(n_frames=500, fps=100.0), rng).truth
+    step = np.abs(np.diff(truth["dof_value"].values, axis=0)).max()
+    assert step < 0.05  # rad per frame at 100 fps
+
+
+def test_measurement_noise_dropouts_outliers_and_confidence(fly, rng):
+    config = SynthConfig(n_frames=2000, noise=0.01, dropout=0.1, dropout_run=4, outliers=0.02)
+    tracks, truth = synthesize(fly, config, rng)
+    missing = tracks["position"].isnull().any("space")
+    assert 0.07 < float(missing.mean()) < 0.13
+    confidence = tracks["confidence"]
+    assert float(confidence.where(missing).max()) == 0.0
+    assert float(confidence.where(~missing).min()) >= 0.0
+    error = np.linalg.norm((tracks["position"] - truth["position"]).values, axis=1)
+    size = body_size(fly)
+    far = error > 0.1 * size
+    assert 0.01 < np.nanmean(far) < 0.03  # the outliers
+    assert np.nanmedian(error) == pytest.approx(0.01 * size * np.sqrt(3), rel=0.2)
+    low = confidence.values[far.transpose(0, 1, 2)]
+    assert np.nanmean(low) < 0.6
+
+
+def test_same_generator_state_same_session(fly):
+    config = SynthConfig(n_frames=50, noise=0.01, dropout=0.1, n_individuals=2)
+    a = synthesize(fly, config, np.random.default_rng(7))
+    b = synthesize(fly, config, np.random.default_rng(7))
+    xr.testing.assert_identical(a.tracks, b.tracks)
+    c = synthesize(fly, config, np.random.default_rng(8))
+    assert not np.allclose(a.truth["dof_value"], c.truth["dof_value"])
