@@ -171,7 +171,7 @@ def accuracy(peer: PinGaussNewton, kin, fx, stream: np.ndarray, dtype: np.dtype)
 
 
 def speed(peer: PinGaussNewton, kin, fx, stream: np.ndarray, args) -> dict:
-    """Timed: warm frames/s and cold seconds/frame, alternating the sides in each repeat."""
+    """Timed: frames/s of every workload (latency = 1 / that), the sides alternating."""
     dtype = np.dtype(args.dtype)
     runs = {
         "warm_fps/pinocchio": lambda: len(peer.solve_sequence(stream)[1]),
