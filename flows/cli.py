@@ -97,6 +97,7 @@ def ingest(
             f"{ds.sizes['keypoint']} keypoints, {ds.sizes['individual']} individual(s), "
             f"{ds.sizes['space']}-D, {observed:.1%} observed",
             highlight=False,
+            soft_wrap=True,
         )
 
 
@@ -209,6 +210,7 @@ def fit(
                 f"[green]up to date:[/] {out} matches its inputs (fingerprint "
                 f"{report.fingerprint[:12]}); use --force to refit",
                 highlight=False,
+                soft_wrap=True,
             )
             return
         console.print(_summary(report, time.perf_counter() - t0))

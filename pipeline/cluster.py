@@ -95,13 +95,23 @@ class ClusterConfig(BaseModel):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
             return cls.model_validate(data)
-        except (OSError, yaml.YAMLError, ValidationError) as exc:
-            raise ClusterError(f"{path}: invalid cluster config: {exc}") from exc
+        except ValidationError as exc:
+            raise ClusterError(f"{path}: invalid cluster config: {describe(exc)}") from exc
+        except (OSError, yaml.YAMLError) as exc:
+            raise ClusterError(f"{path}: cannot read the cluster config ({exc})") from exc
 
     @property
     def env(self) -> dict[str, str]:
         """Worker environment: :data:`BLAS_ENV` plus :attr:`worker_env`."""
         return {**BLAS_ENV, **{k: str(v) for k, v in self.worker_env.items()}}
+
+
+def describe(exc: ValidationError) -> str:
+    """One line per pydantic error (``field: message``), naming the valid fields."""
+    parts = [f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors()]
+    if any(e["type"] == "extra_forbidden" for e in exc.errors()):
+        parts.append(f"valid settings: {', '.join(ClusterConfig.model_fields)}")
+    return "; ".join(parts)
 
 
 def _jobqueue(config: ClusterConfig) -> Any:

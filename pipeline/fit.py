@@ -387,13 +387,13 @@ def fit_session(
     _, failures = _run(fit_chunk, tasks, client, progress)
     if failures:
         failed = sorted(args[0].k for args, _ in failures)
-        first = failures[0][1]
+        reasons = sorted({f"{type(e).__name__}: {e}" for _, e in failures})
         raise FitError(
             f"{out}: {len(failed)} of {layout.n_chunks} chunks failed ({failed}); the "
             f"{layout.n_chunks - len(failed)} finished ones are kept in {partial}; rerun to "
-            "resume. First error: "
-            f"{type(first).__name__}: {first}"
-        ) from first
+            f"resume. Errors: {' | '.join(reasons[:3])}"
+            + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
+        ) from failures[0][1]
     seconds = chunk_seconds(partial)
     wall = time.perf_counter() - t0
     fitted = tuple(args[0].k for args in tasks)
