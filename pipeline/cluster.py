@@ -11,7 +11,7 @@ for.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -228,3 +228,55 @@ def cluster_client(config: ClusterConfig) -> Iterator[Any]:
         yield client
     finally:
         close_client(client)
+
+
+def run_tasks(
+    function: Callable[..., Any],
+    arguments: Sequence[tuple[Any, ...]],
+    client: Any = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[list[Any], list[tuple[tuple[Any, ...], BaseException]]]:
+    """Call ``function(*args)`` for each tuple in ``arguments``, one dask task each.
+
+    With a client the calls are submitted to the cluster (arguments are pickled into the
+    task: keep them small, pass paths rather than arrays); without one they run in this
+    process, one after another. A failed call does not stop the others, so that a rerun
+    has less left to do.
+
+    Parameters
+    ----------
+    function : callable
+        Must be importable on the workers.
+    arguments : sequence of tuple
+        Positional arguments of each call.
+    client : distributed.Client, optional
+    progress : callable, optional
+        ``progress(done, total)`` after each finished call.
+
+    Returns
+    -------
+    results : list
+        Return values, in completion order.
+    failures : list of (args, exception)
+    """
+    results, failures = [], []
+    if client is None:
+        for n, args in enumerate(arguments):
+            try:
+                results.append(function(*args))
+            except Exception as exc:  # noqa: BLE001 - reported together by the caller
+                failures.append((args, exc))
+            if progress:
+                progress(n + 1, len(arguments))
+        return results, failures
+    from distributed import as_completed
+
+    futures = {client.submit(function, *args, pure=False): args for args in arguments}
+    for n, future in enumerate(as_completed(futures)):
+        if future.status == "error":
+            failures.append((futures[future], future.exception()))
+        else:
+            results.append(future.result())
+        if progress:
+            progress(n + 1, len(arguments))
+    return results, failures

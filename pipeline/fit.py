@@ -33,6 +33,7 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan, body_plan_sha256, body_plan_to_dict, load_body_plan
+from pipeline.cluster import run_tasks
 from pipeline.solve import SolverConfig, solve_sequence
 from pipeline.store import fingerprint as fp
 from pipeline.store.atomic import partial_path, publish, remove_store
@@ -186,54 +187,6 @@ def fit_chunk(task: ChunkTask) -> tuple[int, tuple[float, float, float, float]]:
     return task.k, seconds
 
 
-def _run(function, arguments, client, progress=None):
-    """Call ``function(*args)`` for each tuple in ``arguments``, one dask task each.
-
-    Returns the results (completion order) and the failures as ``(args, exception)``; a
-    failed task does not stop the others, so a rerun has less left to do.
-    """
-    results, failures = [], []
-    if client is None:
-        for n, args in enumerate(arguments):
-            try:
-                results.append(function(*args))
-            except Exception as exc:  # noqa: BLE001 - reported together by the caller
-                failures.append((args, exc))
-            if progress:
-                progress(n + 1, len(arguments))
-        return results, failures
-    from distributed import as_completed
-
-    futures = {client.submit(function, *args, pure=False): args for args in arguments}
-    for n, future in enumerate(as_completed(futures)):
-        if future.status == "error":
-            failures.append((futures[future], future.exception()))
-        else:
-            results.append(future.result())
-        if progress:
-            progress(n + 1, len(arguments))
-    return results, failures
-
-
-def input_digest(tracks_path: str, ds: xr.Dataset, mapping: KeypointMapping, client=None) -> str:
-    """Content hash of a tracks store, hashed in blocks on the workers.
-
-    Raises :class:`TracksError` for an all-NaN session (no mapped keypoint observed).
-    """
-    args = [(tracks_path, a, b) for a, b in fp.block_ranges(ds.sizes["time"])]
-    blocks, failures = _run(fp.block_digest, args, client)
-    if failures:
-        raise failures[0][1]
-    blocks = sorted(blocks, key=lambda b: b.start)
-    mapped = [k for k in mapping.joint_keypoint if k >= 0]
-    if sum(int(b.observed[mapped].sum()) for b in blocks) == 0:
-        raise TracksError(
-            f"{tracks_path}: all-NaN session: no keypoint that maps to a joint is observed in "
-            "any frame; nothing to fit"
-        )
-    return fp.combine_digests(ds, blocks)
-
-
 def _provenance(plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha):
     return {
         "body_plan": json_text(body_plan_to_dict(plan)),
@@ -257,6 +210,17 @@ def _provenance(plan, config, tracks_path, ds, mapping, layout, fingerprint, inp
         "overlap_frames": layout.overlap_frames,
         "n_chunks": layout.n_chunks,
     }
+
+
+def _check_out(out: Path, tracks_path: str) -> None:
+    """Refuse to replace anything at ``out`` that is not a kinefit fit store."""
+    if out.resolve() == Path(tracks_path):
+        raise FitError(f"{out}: the output would overwrite the input tracks store")
+    if out.exists() and "fingerprint" not in store_attrs(out):
+        raise FitError(
+            f"{out}: exists and is not a kinefit fit store; refusing to replace it "
+            "(choose another --out or remove it)"
+        )
 
 
 def _resumable(partial: Path, fingerprint: str, layout: FitLayout) -> bool:
@@ -327,6 +291,7 @@ def fit_session(
             f"{tracks_path}: space has {ds.sizes['space']} components; fit_session fits 3-D "
             "tracks (x, y, z)"
         )
+    _check_out(out, tracks_path)
     plan = plan if isinstance(plan, BodyPlan) else load_body_plan(plan)
     mapping = map_keypoints(
         ds["keypoint"].values, plan.joint_names, keypoint_map, source=tracks_path
@@ -345,7 +310,8 @@ def fit_session(
         chunk_frames=chunk_frames,
         overlap_frames=overlap_frames,
     )
-    input_sha = input_digest(tracks_path, ds, mapping, client)
+    mapped = [k for k in mapping.joint_keypoint if k >= 0]
+    input_sha = fp.input_digest(tracks_path, ds, mapped, client)
     fingerprint = fp.fit_fingerprint(
         input_sha, body_plan_sha256(plan), config.to_dict(), mapping.pairs()
     )
@@ -384,7 +350,7 @@ def fit_session(
     ]
     if progress:
         progress(0, len(tasks))
-    _, failures = _run(fit_chunk, tasks, client, progress)
+    _, failures = run_tasks(fit_chunk, tasks, client, progress)
     if failures:
         failed = sorted(args[0].k for args, _ in failures)
         reasons = sorted({f"{type(e).__name__}: {e}" for _, e in failures})

@@ -109,3 +109,15 @@ def test_unmapped_keypoints_are_reported_and_recorded(plan, good, tmp_path):
     from pipeline.store.fit_store import open_fit
 
     assert open_fit(tmp_path / "fit.zarr").attrs["unmapped_keypoints"] == ["antenna"]
+
+
+def test_refuses_to_replace_what_is_not_a_fit_store(plan, good, tmp_path):
+    from pipeline.fit import FitError
+
+    tracks = write_tracks(good, tmp_path / "t.zarr")
+    with pytest.raises(FitError, match="would overwrite the input tracks store"):
+        fit_session(tracks, plan, SolverConfig(), tracks)
+    other = write_tracks(good, tmp_path / "other.zarr")
+    with pytest.raises(FitError, match="other.zarr: exists and is not a kinefit fit store"):
+        fit_session(tracks, plan, SolverConfig(), other)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.zarr", "t.zarr"]

@@ -20,7 +20,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import xarray as xr
 
+from pipeline.cluster import run_tasks
 from pipeline.store.fit_store import json_text
+from pipeline.tracks.schema import TracksError
 
 #: Frames per hashed block of the input content.
 HASH_FRAMES = 16_384
@@ -158,3 +160,42 @@ def fit_fingerprint(
         "kinefit": kinefit if kinefit is not None else kinefit_version(),
     }
     return hashlib.sha256(json_text(payload).encode()).hexdigest()
+
+
+def input_digest(
+    tracks_path: str | Path, ds: xr.Dataset, keypoints: Sequence[int], client: Any = None
+) -> str:
+    """Return the content hash of a tracks store, its blocks hashed on the workers.
+
+    Parameters
+    ----------
+    tracks_path : str or Path
+        Tracks store (the workers read it).
+    ds : xarray.Dataset
+        The same store opened lazily (coordinates and attrs are hashed from it).
+    keypoints : sequence of int
+        Keypoints that map to joints; if none of them is observed anywhere the session
+        is all-NaN.
+    client : distributed.Client, optional
+
+    Returns
+    -------
+    str
+        :func:`combine_digests` of the blocks.
+
+    Raises
+    ------
+    TracksError
+        All-NaN session.
+    """
+    args = [(str(tracks_path), a, b) for a, b in block_ranges(ds.sizes["time"])]
+    blocks, failures = run_tasks(block_digest, args, client)
+    if failures:
+        raise failures[0][1]
+    blocks = sorted(blocks, key=lambda b: b.start)
+    if sum(int(b.observed[list(keypoints)].sum()) for b in blocks) == 0:
+        raise TracksError(
+            f"{tracks_path}: all-NaN session: no keypoint that maps to a joint is observed in "
+            "any frame; nothing to fit"
+        )
+    return combine_digests(ds, blocks)
