@@ -17,8 +17,8 @@ What is read:
 - confidence: C3D has none (residuals are fit errors, not confidences): NaN.
 - time: ``frame / rate`` seconds from the first frame; the header's (1-based) first frame
   number is kept in attrs as ``first_frame``.
-- truncation: ezc3d silently reads what is there, so the frame count is checked against
-  the raw header's first and last frame.
+- truncation: ezc3d crashes on some truncated files and silently shortens others, so the
+  section sizes are checked against the raw header before ezc3d reads the file.
 """
 
 from __future__ import annotations
@@ -82,23 +82,42 @@ def _split_subjects(labels: list[str], params: dict) -> tuple[list[str], list[st
     return who, what
 
 
-def _header_frames(path: Path) -> tuple[int, int] | None:
-    """Return (first, last) frame numbers from the raw header, None if it cannot tell.
+def _check_layout(path: Path) -> tuple[int, int] | None:
+    """Check the file is as long as its header says; return (first, last) frame numbers.
 
-    ezc3d silently shortens a truncated file to the frames it could read, so the reader
-    checks the frame count against the header itself. The processor type byte of the
-    parameter section gives the byte order (86 = MIPS, big-endian). Files with more than
-    65535 frames saturate the header's last frame and are not checked.
+    ezc3d crashes or hangs on some truncated files and silently shortens others, so the
+    sizes of the parameter and data sections are checked against the raw header before
+    ezc3d sees the file. The parameter section's processor byte gives the byte order
+    (84 Intel, 85 DEC, 86 MIPS big-endian). Files with more than 65535 frames saturate
+    the header's last frame: their data section is not checked (None is returned).
     """
+    size = path.stat().st_size
     with open(path, "rb") as handle:
-        head = handle.read(10)
-        if len(head) < 10 or head[0] < 2:
-            return None
-        handle.seek((head[0] - 1) * 512 + 3)
-        processor = handle.read(1)
-    order = ">" if processor == bytes([86]) else "<"
-    first, last = struct.unpack(order + "HH", head[6:10])
-    return None if last == 65535 or last < first else (first, last)
+        head = handle.read(512)
+        if len(head) < 512:
+            raise fail(path, f"truncated file: {size} bytes, shorter than the C3D header")
+        param_start = (head[0] - 1) * 512
+        handle.seek(param_start)
+        section = handle.read(4)
+    if head[0] < 2 or len(section) < 4 or section[3] not in (84, 85, 86):
+        raise fail(path, "not a C3D file: no parameter section where the header points")
+    order = ">" if section[3] == 86 else "<"
+    n_points, n_analog, first, last = struct.unpack(order + "HHHH", head[2:10])
+    data_start = (struct.unpack(order + "H", head[16:18])[0] - 1) * 512
+    sign_byte = {84: 15, 85: 13, 86: 12}[section[3]]
+    bytes_per_value = 4 if head[sign_byte] & 0x80 else 2  # negative scale: float data
+    need = param_start + section[2] * 512
+    span = None if last == 65535 or last < first else (first, last)
+    if span is not None:
+        frame_bytes = (4 * n_points + n_analog) * bytes_per_value
+        need = max(need, data_start + (last - first + 1) * frame_bytes)
+    if size < need:
+        raise fail(
+            path,
+            f"truncated file: {size} bytes, the header announces {need}"
+            + (f" (frames {first}..{last})" if span is not None else ""),
+        )
+    return span
 
 
 def parse(path: str | Path, *, include_model_outputs: bool = False) -> dict:
@@ -116,6 +135,7 @@ def parse(path: str | Path, *, include_model_outputs: bool = False) -> dict:
         import ezc3d
     except ImportError:
         raise missing_extra(path, "C3D", "c3d", "ezc3d") from None
+    span = _check_layout(path)
     try:
         c3d = ezc3d.c3d(str(path))
     except Exception as err:  # ezc3d raises bare RuntimeError/IOError on corrupt files
@@ -127,7 +147,6 @@ def parse(path: str | Path, *, include_model_outputs: bool = False) -> dict:
     n_points, n_frames = points.shape[1], points.shape[2]
     if n_frames == 0:
         raise fail(path, "no frames")
-    span = _header_frames(path)
     if span is not None and n_frames < span[1] - span[0] + 1:
         raise fail(
             path,

@@ -188,10 +188,13 @@ def parse_h5(path: str | Path) -> DlcTable:
             if key is None:
                 raise fail(path, f"no {H5_KEY!r} table in the file; its tables: {keys}")
             df = store[key]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RuntimeError) as err:
         if str(err).startswith(str(path)):
             raise
-        raise fail(path, f"not a readable DeepLabCut .h5 table ({err})") from None
+        last = [line.strip() for line in str(err).splitlines() if line.strip()][-1:] or [""]
+        raise fail(
+            path, f"not a readable DeepLabCut .h5 table (truncated or corrupt?): {last[0]}"
+        ) from None
     names = tuple(df.columns.names)
     if names not in (LEVELS_4, LEVELS_3):
         raise fail(

@@ -90,8 +90,22 @@ def test_truncated_file_fails_although_ezc3d_reads_it(tmp_path: Path, rng) -> No
     data = path.read_bytes()
     path.write_bytes(data[: int(len(data) * 0.6)])
     with pytest.raises(
-        TracksError, match=r"cut\.c3d: truncated file: the header announces frames 1\.\.300"
+        TracksError,
+        match=r"cut\.c3d: truncated file: \d+ bytes, the header announces \d+ \(frames 1\.\.300\)",
     ):
+        c3d.read(path)
+
+
+@pytest.mark.parametrize("fraction", [0.1, 0.21, 0.3, 0.45, 0.6, 0.75, 0.9])
+def test_truncated_anywhere_fails_before_ezc3d_can_crash(tmp_path: Path, rng, fraction) -> None:
+    # ezc3d segfaults or hangs on some of these cuts (in the parameter section): the reader
+    # must refuse them from the header's section sizes before calling it.
+    labels, xyz, extra = two_subjects(rng)
+    path = tmp_path / "walk.c3d"
+    write_c3d(path, labels, xyz, extra=extra)
+    data = path.read_bytes()
+    path.write_bytes(data[: int(len(data) * fraction)])
+    with pytest.raises(TracksError, match=r"walk\.c3d: truncated file: \d+ bytes, "):
         c3d.read(path)
 
 
