@@ -8,6 +8,8 @@ axis so that every numpy call runs over contiguous memory.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["spd_solve"]
@@ -34,7 +36,7 @@ def spd_solve(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     lead = a.shape[:-2]
     n, r = a.shape[-1], b.shape[-1]
-    m = int(np.prod(lead))
+    m = math.prod(lead)
     at = np.ascontiguousarray(a.reshape(m, n, n).transpose(1, 2, 0))  # (n, n, M)
     bt = np.ascontiguousarray(b.reshape(m, n, r).transpose(1, 2, 0))  # (n, r, M)
     ok = np.ones(m, dtype=bool)

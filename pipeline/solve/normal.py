@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,7 +25,14 @@ from pipeline.kinematics.forward import FKState
 from pipeline.kinematics.model import SLIDE, KinematicModel
 from pipeline.solve.linalg import spd_solve
 
-__all__ = ["BlockLayout", "block_layout", "solve_normal"]
+__all__ = [
+    "BlockLayout",
+    "NormalBlocks",
+    "assemble_rows",
+    "block_layout",
+    "solve_blocks",
+    "solve_normal",
+]
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,6 +54,11 @@ class BlockLayout:
         Keypoints outside every block (they depend on separator columns only).
     sep_pair_* : (P0,)
         Same as ``pair_*`` for ``sep_kp`` (slot into ``sep_kp``, separator column).
+    strict_desc : (J, J)
+        ``strict_desc[i, j] = 1`` when keypoint ``i`` lies strictly below joint ``j``
+        (the keypoints joint ``j``'s DOFs move).
+    blk_upper : (B, nb, nb) bool
+        Block DOF pairs ``k <= l`` on one path (``l`` at or below ``k``'s joint).
     """
 
     n_sep: int
@@ -65,6 +78,8 @@ class BlockLayout:
     sep_pair_kp: np.ndarray
     sep_pair_dof: np.ndarray
     sep_pair_slide: np.ndarray
+    strict_desc: np.ndarray
+    blk_upper: np.ndarray
 
 
 @lru_cache(maxsize=64)
@@ -95,6 +110,20 @@ def block_layout(model: KinematicModel) -> BlockLayout:
         for slot, i in enumerate(model.sep_keypoints)
         for k in model.anc_dofs[i]
     ]
+    n = model.n_joints
+    strict_desc = np.zeros((n, n))
+    for i in range(n):
+        j = model.parent[i]
+        while j >= 0:
+            strict_desc[i, j] = 1.0
+            j = model.parent[j]
+    blk_upper = np.zeros((n_blocks, nb, nb), bool)
+    for b, (dofs, _) in enumerate(model.blocks):
+        for x, k in enumerate(dofs):
+            for y, l in enumerate(dofs):
+                jk, jl = model.dof_joint[k], model.dof_joint[l]
+                if k <= l and (jk == jl or strict_desc[jl, jk]):
+                    blk_upper[b, x, y] = True
     p = np.array(pairs, dtype=np.intp).reshape(-1, 5)
     p0 = np.array(sep_pairs, dtype=np.intp).reshape(-1, 4)
     return BlockLayout(
@@ -115,6 +144,8 @@ def block_layout(model: KinematicModel) -> BlockLayout:
         sep_pair_kp=p0[:, 2],
         sep_pair_dof=p0[:, 3],
         sep_pair_slide=model.dof_type[p0[:, 3]] == SLIDE,
+        strict_desc=strict_desc.astype(model.dtype),
+        blk_upper=blk_upper,
     )
 
 
@@ -154,17 +185,38 @@ def _rows(jac: np.ndarray, h: np.ndarray | None) -> np.ndarray:
     return rows.reshape(rows.shape[:-4] + (-1, rows.shape[-1]))
 
 
-def solve_normal(
+class NormalBlocks(NamedTuple):
+    """Gauss-Newton normal equations in block-arrow form (no prior, no damping).
+
+    Attributes
+    ----------
+    a_ss : (S, ns, ns)
+        Separator block.
+    g_s : (S, ns)
+        Separator gradient ``J^T W r``.
+    a_bs : (S, B, nb, ns)
+        Block-separator coupling.
+    a_bb : (S, B, nb, nb)
+        Block diagonal.
+    g_b : (S, B, nb)
+        Block gradients.
+    """
+
+    a_ss: np.ndarray
+    g_s: np.ndarray
+    a_bs: np.ndarray
+    a_bb: np.ndarray
+    g_b: np.ndarray
+
+
+def assemble_rows(
     model: KinematicModel,
     st: FKState,
     residual: np.ndarray,
     weight: np.ndarray,
     mapper_jac: np.ndarray | None,
-    q: np.ndarray,
-    neutral_weight: float,
-    damping: np.ndarray,
-) -> np.ndarray:
-    """One damped Gauss-Newton step for a batch of poses.
+) -> NormalBlocks:
+    """Normal equations from explicit observation rows (any mapper).
 
     Parameters
     ----------
@@ -178,29 +230,17 @@ def solve_normal(
         where missing.
     mapper_jac : (S, C, J, d, 3) or None
         Observation-map Jacobian; None for direct 3D observations.
-    q : (S, N)
-        Current DOF values (for the neutral prior).
-    neutral_weight : float
-    damping : (S,)
-        Relative damping per pose: ``A_ii += damping * max(A_ii, 1)``.
 
     Returns
     -------
-    (S, n_root + N) array
-        The step; zero for poses whose system could not be solved.
+    NormalBlocks
     """
     lay = block_layout(model)
     dt = model.dtype
-    s = q.shape[0]
+    s = st.positions.shape[0]
     nr, ns = model.n_root, lay.n_sep
     n_blocks, nb = lay.blk_dof.shape
     kb = lay.blk_kp.shape[1]
-    step = np.zeros((s, nr + model.n_dofs), dt)
-    prior = (neutral_weight * model.prior_scale).astype(dt)
-    prior_grad = prior * (q - model.neutral)  # (S, N)
-    lam = damping.astype(dt)[:, None]
-
-    # --- separator-only keypoints
     a_ss = np.zeros((s, ns, ns), dt)
     g_s = np.zeros((s, ns), dt)
     if ns and lay.sep_kp.size:
@@ -219,6 +259,98 @@ def solve_normal(
         wx0 = x0 * w0[..., None]
         a_ss += np.matmul(x0.transpose(0, 2, 1), wx0)
         g_s += np.matmul(wx0.transpose(0, 2, 1), r0[..., None])[..., 0]
+    if not n_blocks:
+        empty = np.zeros((s, 0, 0), dt)
+        return NormalBlocks(a_ss, g_s, empty[..., None], empty[..., None], empty)
+    jb = np.zeros((s, n_blocks, kb, 3, ns + nb), dt)
+    if nr:
+        _root_columns(jb, st.positions[:, lay.blk_kp] - st.root_position[:, None, None])
+    cols = _pair_columns(st, lay.pair_kp, lay.pair_dof, lay.pair_slide)
+    jb[:, lay.pair_block, lay.pair_slot, :, lay.pair_col] = cols.transpose(1, 0, 2)
+    hb = None
+    if mapper_jac is not None:
+        hb = mapper_jac[:, :, lay.blk_kp].transpose(0, 2, 1, 3, 4, 5)  # (S,B,C,kb,d,3)
+    xb = _rows(jb, hb)  # (S, B, R, ns+nb)
+    wk = weight[:, :, lay.blk_kp] * lay.blk_kp_mask  # (S, C, B, kb)
+    res_b = residual[:, :, lay.blk_kp]  # (S, C, B, kb, d)
+    wr = np.broadcast_to(wk[..., None], res_b.shape).transpose(0, 2, 1, 3, 4)
+    wr = wr.reshape(s, n_blocks, -1)
+    rb = res_b.transpose(0, 2, 1, 3, 4).reshape(s, n_blocks, -1)
+    wxb = xb * wr[..., None]
+    m = np.matmul(xb.transpose(0, 1, 3, 2), wxb)  # (S, B, ns+nb, ns+nb)
+    g = np.matmul(wxb.transpose(0, 1, 3, 2), rb[..., None])[..., 0]  # (S, B, ns+nb)
+    if ns:
+        a_ss += m[..., :ns, :ns].sum(axis=1)
+        g_s += g[..., :ns].sum(axis=1)
+    return NormalBlocks(a_ss, g_s, m[..., ns:, :ns], m[..., ns:, ns:], g[..., ns:])
+
+
+def solve_normal(
+    model: KinematicModel,
+    st: FKState,
+    residual: np.ndarray,
+    weight: np.ndarray,
+    mapper_jac: np.ndarray | None,
+    q: np.ndarray,
+    neutral_weight: float,
+    damping: np.ndarray,
+) -> np.ndarray:
+    """One damped Gauss-Newton step for a batch of poses.
+
+    Direct 3D observations use the subtree-moment assembly
+    (:func:`pipeline.solve.moments.assemble_moments`); other mappers build explicit
+    observation rows (:func:`assemble_rows`).
+
+    Parameters
+    ----------
+    model, st, residual, weight, mapper_jac
+        As in :func:`assemble_rows`.
+    q : (S, N)
+        Current DOF values (for the neutral prior).
+    neutral_weight : float
+    damping : (S,)
+        Relative damping per pose: ``A_ii += damping * max(A_ii, 1)``.
+
+    Returns
+    -------
+    (S, n_root + N) array
+        The step; zero for poses whose system could not be solved.
+    """
+    from pipeline.solve.moments import assemble_moments
+
+    if mapper_jac is None:
+        blocks = assemble_moments(model, st, residual[:, 0], weight[:, 0])
+    else:
+        blocks = assemble_rows(model, st, residual, weight, mapper_jac)
+    return solve_blocks(model, blocks, q, neutral_weight, damping)
+
+
+def solve_blocks(
+    model: KinematicModel,
+    blocks: NormalBlocks,
+    q: np.ndarray,
+    neutral_weight: float,
+    damping: np.ndarray,
+) -> np.ndarray:
+    """Add the neutral prior and damping, then eliminate blocks onto the separator.
+
+    Returns
+    -------
+    (S, n_root + N) array
+        The step; zero for poses whose system could not be solved.
+    """
+    lay = block_layout(model)
+    dt = model.dtype
+    s = q.shape[0]
+    nr, ns = model.n_root, lay.n_sep
+    n_blocks, nb = lay.blk_dof.shape
+    a_ss, g_s, a_bs, a_bb, g_b = blocks
+    step = np.zeros((s, nr + model.n_dofs), dt)
+    if ns + model.n_dofs == 0:
+        return step
+    prior = (neutral_weight * model.prior_scale).astype(dt)
+    prior_grad = prior * (q - model.neutral)  # (S, N)
+    lam = damping.astype(dt)[:, None]
     sep_dof_idx = model.sep_dofs
     if sep_dof_idx.size:
         diag = np.arange(nr, ns)
@@ -226,29 +358,6 @@ def solve_normal(
         g_s[:, nr:] -= prior_grad[:, sep_dof_idx]
 
     if n_blocks:
-        jb = np.zeros((s, n_blocks, kb, 3, ns + nb), dt)
-        if nr:
-            _root_columns(jb, st.positions[:, lay.blk_kp] - st.root_position[:, None, None])
-        cols = _pair_columns(st, lay.pair_kp, lay.pair_dof, lay.pair_slide)
-        jb[:, lay.pair_block, lay.pair_slot, :, lay.pair_col] = cols.transpose(1, 0, 2)
-        hb = None
-        if mapper_jac is not None:
-            hb = mapper_jac[:, :, lay.blk_kp].transpose(0, 2, 1, 3, 4, 5)  # (S,B,C,kb,d,3)
-        xb = _rows(jb, hb)  # (S, B, R, ns+nb)
-        wk = weight[:, :, lay.blk_kp] * lay.blk_kp_mask  # (S, C, B, kb)
-        res_b = residual[:, :, lay.blk_kp]  # (S, C, B, kb, d)
-        wr = np.broadcast_to(wk[..., None], res_b.shape).transpose(0, 2, 1, 3, 4)
-        wr = wr.reshape(s, n_blocks, -1)
-        rb = res_b.transpose(0, 2, 1, 3, 4).reshape(s, n_blocks, -1)
-        wxb = xb * wr[..., None]
-        m = np.matmul(xb.transpose(0, 1, 3, 2), wxb)  # (S, B, ns+nb, ns+nb)
-        g = np.matmul(wxb.transpose(0, 1, 3, 2), rb[..., None])[..., 0]  # (S, B, ns+nb)
-        a_bb = m[..., ns:, ns:]
-        a_bs = m[..., ns:, :ns]
-        g_b = g[..., ns:]
-        if ns:
-            a_ss += m[..., :ns, :ns].sum(axis=1)
-            g_s += g[..., :ns].sum(axis=1)
         # prior, padding and damping on the block diagonal
         dmask = lay.blk_dof_mask
         idx = np.arange(nb)
