@@ -120,9 +120,9 @@ def block_layout(model: KinematicModel) -> BlockLayout:
     blk_upper = np.zeros((n_blocks, nb, nb), bool)
     for b, (dofs, _) in enumerate(model.blocks):
         for x, k in enumerate(dofs):
-            for y, l in enumerate(dofs):
-                jk, jl = model.dof_joint[k], model.dof_joint[l]
-                if k <= l and (jk == jl or strict_desc[jl, jk]):
+            for y, k2 in enumerate(dofs):
+                jk, jl = model.dof_joint[k], model.dof_joint[k2]
+                if k <= k2 and (jk == jl or strict_desc[jl, jk]):
                     blk_upper[b, x, y] = True
     p = np.array(pairs, dtype=np.intp).reshape(-1, 5)
     p0 = np.array(sep_pairs, dtype=np.intp).reshape(-1, 4)
