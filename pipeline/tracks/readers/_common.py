@@ -7,6 +7,8 @@ whole archive names the culprit. Readers never write anything.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -128,3 +130,59 @@ def missing_extra(path: str | Path, fmt: str, extra: str, module: str) -> Tracks
         f"reading {fmt} files needs the optional package {module!r}: "
         f"pip install 'kinefit[{extra}]'",
     )
+
+
+def csv_rows(path: str | Path) -> list[list[str]]:
+    """Return the rows of a UTF-8 CSV file, without trailing blank rows."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise fail(path, f"cannot read the file as UTF-8 text ({err})") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    while rows and not any(cell.strip() for cell in rows[-1]):
+        rows.pop()
+    return rows
+
+
+def numeric_rows(
+    path: str | Path, data: list[list[str]], n_fields: int, keep: Sequence[int], first_line: int
+) -> np.ndarray:
+    """Convert CSV data rows to floats (empty cell = NaN), checking every row's length.
+
+    Parameters
+    ----------
+    data : list of rows
+        The data rows; ``first_line`` is the file line number of ``data[0]``.
+    n_fields : int
+        Fields every row must have (the header's).
+    keep : sequence of int
+        Columns to convert.
+
+    Returns
+    -------
+    ndarray, shape (len(data), len(keep)), float64
+    """
+    if not data:
+        raise fail(path, "no data rows after the header")
+    for i, row in enumerate(data):
+        if len(row) != n_fields:
+            raise fail(
+                path,
+                f"line {first_line + i} has {len(row)} fields, the header has {n_fields} "
+                "(truncated or malformed file)",
+            )
+    cells = np.char.strip(np.array([[row[j] for j in keep] for row in data], dtype=str))
+    cells[cells == ""] = "nan"
+    try:
+        return cells.astype(np.float64)
+    except ValueError:
+        for i, j in np.ndindex(cells.shape):
+            try:
+                float(cells[i, j])
+            except ValueError:
+                raise fail(
+                    path,
+                    f"line {first_line + i}, column {keep[j] + 1}: "
+                    f"{str(cells[i, j])!r} is not a number",
+                ) from None
+        raise

@@ -20,8 +20,6 @@ is not in the file: ``fps=`` is required.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -31,9 +29,11 @@ import xarray as xr
 from pipeline.tracks.readers._common import (
     UNKNOWN,
     check_options,
+    csv_rows,
     fail,
     frame_time,
     head_text,
+    numeric_rows,
     rename_keypoints,
     resolve_fps,
 )
@@ -86,33 +86,12 @@ def parse(path: str | Path) -> dict:
         None), ``M (3, 3)`` and ``center (3,)`` (None when the columns are absent).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise fail(path, f"cannot read the file as UTF-8 text ({err})") from None
-    rows = list(csv.reader(io.StringIO(text)))
-    while rows and not any(cell.strip() for cell in rows[-1]):
-        rows.pop()
+    rows = csv_rows(path)
     if not rows:
         raise fail(path, f"empty file; {LAYOUT}")
     header = [c.strip() for c in rows[0]]
     keypoints = _keypoints(path, header)
-    data = rows[1:]
-    if not data:
-        raise fail(path, "no data rows after the header")
-    for i, row in enumerate(data):
-        if len(row) != len(header):
-            raise fail(
-                path,
-                f"line {i + 2} has {len(row)} fields, the header has {len(header)} "
-                "(truncated or malformed file)",
-            )
-    cells = np.char.strip(np.array(data, dtype=str))
-    cells[cells == ""] = "nan"
-    try:
-        values = cells.astype(np.float64)
-    except ValueError as err:
-        raise fail(path, f"non-numeric value in the data ({err})") from None
+    values = numeric_rows(path, rows[1:], len(header), range(len(header)), 2)
     col = {name: j for j, name in enumerate(header)}
     position = np.stack(
         [np.stack([values[:, col[f"{kp}_{a}"]] for a in "xyz"], axis=1) for kp in keypoints],

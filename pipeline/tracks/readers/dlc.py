@@ -35,11 +35,13 @@ import xarray as xr
 from pipeline.tracks.readers._common import (
     UNKNOWN,
     check_options,
+    csv_rows,
     fail,
     frame_time,
     head_text,
     is_hdf5,
     missing_extra,
+    numeric_rows,
     rename_keypoints,
     resolve_fps,
 )
@@ -89,7 +91,7 @@ def _header_rows(path: Path, rows: list[list[str]]) -> int:
     if not labels or labels[0] != "scorer":
         raise fail(
             path,
-            f"not a DeepLabCut table: the first header row must start with 'scorer', got "
+            f"not a DeepLabCut-style table: the first header row must start with 'scorer', got "
             f"{labels[0] if labels else 'an empty file'!r}",
         )
     expected = LEVELS_4 if len(labels) > 1 and labels[1] == "individuals" else LEVELS_3
@@ -111,13 +113,7 @@ def _header_rows(path: Path, rows: list[list[str]]) -> int:
 def parse_csv(path: str | Path) -> DlcTable:
     """Parse a DeepLabCut-style CSV file (also LightningPose's) into a :class:`DlcTable`."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise fail(path, f"cannot read the file as UTF-8 text ({err})") from None
-    rows = [r for r in csv.reader(io.StringIO(text))]
-    while rows and not any(cell.strip() for cell in rows[-1]):
-        rows.pop()
+    rows = csv_rows(path)
     n_header = _header_rows(path, rows)
     header = rows[:n_header]
     n_fields = len(header[0])
@@ -134,42 +130,9 @@ def parse_csv(path: str | Path) -> DlcTable:
         keep.append(j)
         columns.append((scorer, individual, bodypart, coord))
     data = rows[n_header:]
-    if not data:
-        raise fail(path, "no data rows after the header")
-    for i, row in enumerate(data):
-        if len(row) != n_fields:
-            raise fail(
-                path,
-                f"line {n_header + i + 1} has {len(row)} fields, the header has {n_fields} "
-                "(truncated or malformed file)",
-            )
-    cells = np.array([[row[j] for j in keep] for row in data], dtype=str)
-    cells = np.char.strip(cells)
-    cells[cells == ""] = "nan"
-    try:
-        values = cells.astype(np.float64)
-    except ValueError:
-        bad = next(
-            (i, j)
-            for i in range(cells.shape[0])
-            for j in range(cells.shape[1])
-            if not _is_float(cells[i, j])
-        )
-        raise fail(
-            path,
-            f"line {n_header + bad[0] + 1}, column {keep[bad[1]] + 1}: "
-            f"{str(cells[bad])!r} is not a number",
-        ) from None
+    values = numeric_rows(path, data, n_fields, keep, n_header + 1)
     index = ["/".join(row[:n_index]) for row in data]
     return DlcTable(columns=columns, values=values, frames=_int_frames(index))
-
-
-def _is_float(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def parse_h5(path: str | Path) -> DlcTable:
