@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +107,14 @@ def test_truncated_anywhere_fails_before_ezc3d_can_crash(tmp_path: Path, rng, fr
     data = path.read_bytes()
     path.write_bytes(data[: int(len(data) * fraction)])
     with pytest.raises(TracksError, match=r"walk\.c3d: truncated file: \d+ bytes, "):
+        c3d.read(path)
+
+
+def test_without_ezc3d_the_error_names_the_extra(tmp_path: Path, rng, monkeypatch) -> None:
+    path = tmp_path / "plain.c3d"
+    write_c3d(path, MARKERS, rng.uniform(-1, 1, (3, 3, 4)))
+    monkeypatch.setitem(sys.modules, "ezc3d", None)  # as if the extra were not installed
+    with pytest.raises(TracksError, match=r"plain\.c3d: reading C3D files needs .*kinefit\[c3d\]"):
         c3d.read(path)
 
 

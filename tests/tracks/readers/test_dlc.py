@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -123,6 +124,17 @@ def test_h5_table_reads_like_the_csv(tmp_path: Path, rng) -> None:
     np.testing.assert_array_equal(from_h5.confidence.values, from_csv.confidence.values)
     got = from_h5.position.sel(individual="mouse2", keypoint="snout", space="x").values
     np.testing.assert_array_equal(got, expected(df, "mouse2", "snout", "x"))
+
+
+def test_h5_without_pytables_names_the_extra(tmp_path: Path, rng, monkeypatch) -> None:
+    pytest.importorskip("tables", reason="writing the .h5 needs PyTables: the 'dlc' extra")
+    path = tmp_path / "pair.h5"
+    multi_animal_df(rng).to_hdf(path, key="df_with_missing", format="table", mode="w")
+    monkeypatch.setitem(sys.modules, "tables", None)  # as if the extra were not installed
+    with pytest.raises(
+        TracksError, match=r"pair\.h5: reading DeepLabCut \.h5 files needs .*kinefit\[dlc\]"
+    ):
+        dlc.read(path, fps=30)
 
 
 def test_registry_picks_dlc_by_content(tmp_path: Path, rng) -> None:

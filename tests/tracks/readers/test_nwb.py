@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -148,6 +149,16 @@ def test_unknown_keypoint_in_the_map_fails(tmp_path: Path, rng) -> None:
     path = write(f, tmp_path / "s.nwb")
     with pytest.raises(TracksError, match=r"\['snout'\] that the file does not have.*'nose'"):
         nwb.read(path, keypoint_map={"snout": "nose_tip"})
+
+
+def test_without_pynwb_the_error_names_the_extra(tmp_path: Path, rng, monkeypatch) -> None:
+    data, conf = poses(rng)
+    f = new_file()
+    add_estimate(f, "PoseEstimation", data, conf)
+    path = write(f, tmp_path / "s.nwb")
+    monkeypatch.setitem(sys.modules, "pynwb", None)  # as if the extra were not installed
+    with pytest.raises(TracksError, match=r"s\.nwb: reading NWB files needs .*kinefit\[nwb\]"):
+        nwb.read(path)
 
 
 def test_movement_loader_agrees(tmp_path: Path, rng) -> None:
