@@ -51,7 +51,7 @@ class Joint:
 
     name: str
     parent: int | None
-    offset: tuple[float, float, float]
+    offset: tuple[float, ...]
     channels: tuple[str, ...]
     end_site: bool = False
 
@@ -100,7 +100,7 @@ def _parse_joint(tok: _Tokens, name: str, parent: int | None, joints: list[Joint
             f"joint {name!r}: channels {list(channels)} (valid: {', '.join(CHANNELS)}, "
             "each at most once)",
         )
-    joints.append(Joint(name, parent, offset, channels))  # type: ignore[arg-type]
+    joints.append(Joint(name, parent, offset, channels))
     while True:
         word = tok.next(f"JOINT, End Site or '}}' in {name}")
         if word == "}":
@@ -113,7 +113,7 @@ def _parse_joint(tok: _Tokens, name: str, parent: int | None, joints: list[Joint
             tok.expect("OFFSET")
             end = tuple(tok.number(f"End Site OFFSET of {name}") for _ in range(3))
             tok.expect("}")
-            joints.append(Joint(f"{name}_end", index, end, (), end_site=True))  # type: ignore[arg-type]
+            joints.append(Joint(f"{name}_end", index, end, (), end_site=True))
         else:
             raise fail(tok.path, f"joint {name!r}: unexpected {word!r} in its block")
 
@@ -197,7 +197,9 @@ def _axis_rotation(axis: str, degrees: np.ndarray) -> np.ndarray:
     return np.stack([np.stack(r, axis=-1) for r in rows], axis=-2)
 
 
-def forward_kinematics(joints: list[Joint], motion: np.ndarray) -> np.ndarray:
+def forward_kinematics(
+    joints: list[Joint], motion: np.ndarray, translation: str = "add"
+) -> np.ndarray:
     """World positions of every joint and end site.
 
     Parameters
@@ -206,6 +208,10 @@ def forward_kinematics(joints: list[Joint], motion: np.ndarray) -> np.ndarray:
         Hierarchy order, parents first.
     motion : ndarray, shape (n_frames, n_channels)
         Channel values (lengths in the file's unit, angles in degrees).
+    translation : {"add", "replace"}
+        Position channels add to the joint's ``OFFSET`` (the BVH description: the root's
+        translation is the sum of its offset and its channels) or replace that offset
+        component (as Blender's importer reads them).
 
     Returns
     -------
@@ -223,7 +229,8 @@ def forward_kinematics(joints: list[Joint], motion: np.ndarray) -> np.ndarray:
         for k, channel in enumerate(joint.channels):
             axis = "XYZ".index(channel[0])
             if channel.endswith("position"):
-                local_p[:, axis] += values[:, k]
+                base = local_p[:, axis] if translation == "add" else 0.0
+                local_p[:, axis] = base + values[:, k]
             else:
                 local_r = local_r @ _axis_rotation(channel[0], values[:, k])
         if joint.parent is None:
@@ -248,6 +255,7 @@ def read(
     unit: str | None = None,
     up_axis: str | None = None,
     individual: str | None = None,
+    translation: str = "add",
     session: str | None = None,
     **unknown: object,
 ) -> xr.Dataset:
@@ -267,6 +275,9 @@ def read(
         Up axis (BVH does not record it); default None (unknown).
     individual : str, optional
         Name of the one individual.
+    translation : {"add", "replace"}
+        Whether position channels add to the ``OFFSET`` (default, the BVH description)
+        or replace it (files whose root ``OFFSET`` repeats the first frame's position).
     session : str, optional
         Session name recorded in attrs.
 
@@ -284,11 +295,16 @@ def read(
     """
     path = Path(path)
     check_options(
-        path, FORMAT, unknown, ("fps", "keypoint_map", "unit", "up_axis", "individual", "session")
+        path,
+        FORMAT,
+        unknown,
+        ("fps", "keypoint_map", "unit", "up_axis", "individual", "translation", "session"),
     )
+    if translation not in ("add", "replace"):
+        raise fail(path, f"translation={translation!r}; valid choices: 'add', 'replace'")
     joints, frame_time, motion = parse(path)
     rate = resolve_fps(path, SOFTWARE, 1.0 / frame_time if frame_time > 0 else None, fps)
-    position = forward_kinematics(joints, motion)
+    position = forward_kinematics(joints, motion, translation)
     return make_tracks_dataset(
         position[..., np.newaxis],
         None,
@@ -301,5 +317,5 @@ def read(
         unit=unit if unit is not None else UNKNOWN,
         up_axis=up_axis,
         session=session,
-        extra_attrs={"source_format": FORMAT, "frame_time": frame_time},
+        extra_attrs={"source_format": FORMAT, "frame_time": frame_time, "translation": translation},
     )

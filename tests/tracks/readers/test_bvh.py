@@ -97,6 +97,16 @@ def test_world_positions_match_the_hand_computed_pose(tmp_path: Path) -> None:
     assert np.isnan(ds.confidence.values).all()
 
 
+def test_root_offset_adds_to_the_position_channels_or_is_replaced(tmp_path: Path) -> None:
+    path = write(tmp_path, bvh_text().replace("OFFSET 0.0 0.0 0.0", "OFFSET 0.0 1.0 0.0"))
+    added = bvh.read(path).position.sel(keypoint="hip").values[1, :, 0]
+    np.testing.assert_allclose(added, [1, 3, 3])  # channels (1, 2, 3) + offset (0, 1, 0)
+    replaced = bvh.read(path, translation="replace").position.sel(keypoint="hip").values
+    np.testing.assert_allclose(replaced[1, :, 0], [1, 2, 3])
+    with pytest.raises(TracksError, match=r"translation='absolute'; valid choices: 'add'"):
+        bvh.read(path, translation="absolute")
+
+
 def test_unit_is_unknown_unless_given(tmp_path: Path) -> None:
     ds = bvh.read(write(tmp_path, bvh_text()), up_axis="y")
     assert (ds.attrs["unit"], ds.attrs["up_axis"]) == ("unknown", "y")
