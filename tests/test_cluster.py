@@ -3,6 +3,7 @@ from pydantic import ValidationError
 
 from pipeline.cluster import (
     BLAS_ENV,
+    MALLOC_ENV,
     ClusterConfig,
     ClusterError,
     cluster_client,
@@ -18,7 +19,8 @@ def _worker_state():
     import threadpoolctl
 
     pools = [p["num_threads"] for p in threadpoolctl.threadpool_info()]
-    env = {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "KF_X")}
+    names = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MALLOC_TRIM_THRESHOLD_", "KF_X")
+    env = {k: os.environ.get(k) for k in names}
     return env, pools, "prefect" in sys.modules
 
 
@@ -30,7 +32,12 @@ def test_local_cluster_single_threaded_workers_with_blas_pinned():
         cluster = client._kinefit_owned_cluster
     assert len(states) == 2
     for env, pools, prefect_loaded in states.values():
-        assert env == {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "KF_X": "on"}
+        assert env == {
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+            "MALLOC_TRIM_THRESHOLD_": MALLOC_ENV["MALLOC_TRIM_THRESHOLD_"],
+            "KF_X": "on",
+        }
         assert all(n == 1 for n in pools)
         assert not prefect_loaded
     assert cluster.status.name == "closed"
@@ -63,6 +70,8 @@ def test_slurm_job_script_without_a_queue():
         "export KINEFIT_X=1",
         "--nthreads 1",
         "--nworkers 8",
+        "export DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON='{",
+        '"MALLOC_MMAP_THRESHOLD_": "33554432"',
     ):
         assert line in script
 

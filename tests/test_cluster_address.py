@@ -19,7 +19,7 @@ import xarray as xr
 from distributed import get_task_stream
 
 from pipeline.bodyplan import load_body_plan
-from pipeline.cluster import ClusterConfig, close_client, make_client
+from pipeline.cluster import PRE_SPAWN_ENV, ClusterConfig, close_client, make_client
 from pipeline.fit import FAULT_CHUNKS_ENV, FAULT_DIR_ENV, FitError, fit_session
 from pipeline.solve import SolverConfig
 from pipeline.store import write_tracks
