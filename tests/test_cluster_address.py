@@ -52,7 +52,13 @@ def _wait_for(predicate, what: str, timeout: float = 60.0) -> None:
 def scheduler_address(tmp_path_factory):
     folder = tmp_path_factory.mktemp("cluster")
     scheduler_file = folder / "scheduler.json"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), FAULT_CHUNKS_ENV: "1", FAULT_DIR_ENV: str(folder)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),  # the checkout, as in the test process
+        "DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON": json.dumps(PRE_SPAWN_ENV),
+        FAULT_CHUNKS_ENV: "1",
+        FAULT_DIR_ENV: str(folder),
+    }
     logs = open(folder / "cluster.log", "w")  # noqa: SIM115 - closed in the finalizer
     processes = [
         subprocess.Popen(
