@@ -16,7 +16,10 @@ class SolverConfig:
     """Settings of the batched Gauss-Newton / Levenberg-Marquardt solver.
 
     Lengths are in the body plan's units (millimetres for the fly, metres for the
-    mannequin), angles in radians.
+    mannequin), angles in radians. The defaults are QuickIK's, tuned for millimetre-scale
+    bodies: the prior weighs squared lengths, so for a plan in metres scale
+    ``neutral_weight`` by about 1e-6 and ``position_tolerance`` by about 1e-3 (the
+    mannequin's demo config uses ``neutral_weight=1e-6``, ``position_tolerance=1e-5``).
 
     Attributes
     ----------
