@@ -94,3 +94,13 @@ def test_open_tracks_validates(tmp_path, tracks):
     tracks.rename(space="xyz").to_zarr(tmp_path / "raw.zarr", consolidated=False)
     with pytest.raises(TracksError, match=r"(?s)raw.zarr: .*missing dims \['space'\]"):
         open_tracks(tmp_path / "raw.zarr")
+
+
+def test_open_fit_refuses_other_and_partial_stores(tmp_path, tracks):
+    from pipeline.store import FitStoreError, open_fit
+
+    path = write_tracks(tracks, tmp_path / "t.zarr")
+    with pytest.raises(FitStoreError, match="t.zarr: not a kinefit fit store"):
+        open_fit(path)
+    with pytest.raises(FileNotFoundError, match="no such fit store"):
+        open_fit(tmp_path / "missing.zarr")
