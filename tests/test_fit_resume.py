@@ -10,7 +10,7 @@ from pipeline.fit import FAULT_CHUNKS_ENV, FAULT_DIR_ENV, FitError, fit_session
 from pipeline.solve import SolverConfig
 from pipeline.store import write_tracks
 from pipeline.store.atomic import partial_path
-from pipeline.store.fit_store import chunk_seconds, done_chunks, open_fit
+from pipeline.store.fit_store import FitStoreError, chunk_seconds, done_chunks, open_fit
 from pipeline.synth import SynthConfig, synthesize
 
 
@@ -54,6 +54,8 @@ def test_failed_chunk_is_refitted_alone_on_rerun(
     assert not out.exists() and partial.is_dir()
     np.testing.assert_array_equal(done_chunks(partial), [True, True, False, True])
     before = chunk_seconds(partial)
+    with pytest.raises(FitStoreError, match="incomplete; rerun the fit"):
+        open_fit(partial)
 
     report = fit_session(tracks, plan, SolverConfig(), out, client=faulty_client)
     assert report.chunks_fitted == (2,)
