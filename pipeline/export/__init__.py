@@ -1,0 +1,1 @@
+"""Exporters of fitted motion: Kimodo constraints (:mod:`pipeline.export.kimodo`)."""
