@@ -23,7 +23,8 @@ import numpy as np
 
 from pipeline.kinematics.forward import FKState
 from pipeline.kinematics.model import KinematicModel
-from pipeline.solve.normal import NormalBlocks, block_layout
+from pipeline.solve.layout import block_layout
+from pipeline.solve.normal import NormalBlocks
 
 __all__ = ["assemble_moments"]
 
