@@ -145,17 +145,17 @@ def main(argv: list[str] | None = None) -> dict:
                 f"peak worker RSS {peak / 2**20:.0f} MiB",
                 flush=True,
             )
-        raw = raw_solver(tracks, plan, config, args.chunk_frames, args.overlap_frames)
-        results["raw_solver_seconds"] = raw
-        results["speedup_2_vs_1"] = (
-            results["workers_1"]["seconds"] / results["workers_2"]["seconds"]
-        )
-        results["raw_over_end_to_end"] = raw / results["workers_1"]["seconds"]
-        print(
-            f"raw solver, same chunks, this process: {raw:.1f} s "
-            f"({args.frames / raw:,.0f} frames/s)",
-            flush=True,
-        )
+        if not args.memory_only:
+            raw = raw_solver(tracks, plan, config, args.chunk_frames, args.overlap_frames)
+            one, two = results["workers_1"]["seconds"], results["workers_2"]["seconds"]
+            results.update(
+                raw_solver_seconds=raw, speedup_2_vs_1=one / two, raw_over_end_to_end=raw / one
+            )
+            print(
+                f"raw solver, same chunks, this process: {raw:.1f} s "
+                f"({args.frames / raw:,.0f} frames/s)",
+                flush=True,
+            )
         if not args.skip_double:
             big = doubled(tracks, folder, args.chunk_frames)
             seconds, peak, _ = fit_on_cluster(
