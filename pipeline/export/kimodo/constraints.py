@@ -7,8 +7,9 @@ skeleton's (SOMA accepts 30 or 77, converted by joint name); unknown ``joint_nam
 frame indices that are not integers, negative, past the clip, or repeated with
 different values; NaN or infinite numbers; a 3-column ``smooth_root_2d`` (Kimodo would
 read its (x, y)); a zero ``global_root_heading``; and two entries that put different
-values on the same frame and slot (the smoothed root, the heading, or a joint position
-target), of which Kimodo would keep one arbitrarily. Keys that no type knows draw a
+values on the same frame and slot (the smoothed root or a joint position target by more
+than 0.1 mm, the heading by more than 2 degrees), of which Kimodo would keep one
+arbitrarily. Keys that no type knows draw a
 :class:`KimodoWarning` (Kimodo ignores them).
 """
 
@@ -72,6 +73,10 @@ _KNOWN_KEYS = {
     "root_positions",
     "joint_names",
 }
+
+
+#: Two headings of one frame closer than this agree (rad; 2 degrees).
+HEADING_TOLERANCE = float(np.deg2rad(2.0))
 
 
 class KimodoWarning(UserWarning):
@@ -254,23 +259,29 @@ def _check_conflicts(file: str, entries: list[Entry], skeleton: KimodoSkeleton) 
             slots[key] = (entry, value)
             return
         other, seen = slots[key]
-        gap = float(np.max(np.abs(seen - value)))
-        if gap > CONFLICT_TOLERANCE:
+        if key[1] == "heading":
+            gap, tolerance, unit = (
+                abs(float(np.angle(np.exp(1j * (seen - value))))),
+                HEADING_TOLERANCE,
+                " rad",
+            )
+        else:
+            gap, tolerance, unit = float(np.max(np.abs(seen - value))), CONFLICT_TOLERANCE, " m"
+        if gap > tolerance:
             raise KimodoError(
                 f"{file}: entry {entry.index} ({entry.type}): {field}: frame {key[0]} conflicts "
-                f"with entry {other.index} ({other.type}) (values differ by {gap:.3g}); Kimodo "
-                "would keep one of them arbitrarily"
+                f"with entry {other.index} ({other.type}) (values differ by {gap:.3g}{unit}); "
+                "Kimodo would keep one of them arbitrarily"
             )
 
     for e in entries:
         positions = None
         if e.is_keyframe:
             positions, _ = kimodo_fk(skeleton, expmap(e.local_rot), e.root_positions)
-            theta = heading_angle(skeleton, positions)
-            heading = np.stack([np.cos(theta), np.sin(theta)], axis=-1)
+            heading = heading_angle(skeleton, positions)
             joints = target_joints(e, skeleton)
         else:
-            heading = e.heading
+            heading = None if e.heading is None else np.arctan2(e.heading[:, 1], e.heading[:, 0])
         for i, f in enumerate(e.frames.tolist()):
             put(e, (f, "root"), "smooth_root_2d", e.smooth_root_2d[i])
             if heading is not None:
