@@ -15,6 +15,7 @@ inside its ``read``.
 from __future__ import annotations
 
 import importlib
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -36,7 +37,6 @@ READER_MODULES: tuple[str, ...] = (
     "pipeline.tracks.readers.c3d",
     "pipeline.tracks.readers.bvh",
     "pipeline.tracks.readers.csv",
-    "pipeline.tracks.readers.kimodo",
 )
 
 
@@ -101,28 +101,40 @@ def pick_reader(path: str | Path, format: str | None = None) -> ModuleType:
 
 
 def with_fps(ds: xr.Dataset, fps: float | None, source: str) -> xr.Dataset:
-    """Set the frame rate, converting a frame-numbered time coordinate to seconds.
+    """Settle the frame rate: the file's own rate wins, ``fps`` fills in when it has none.
 
-    An explicit ``fps`` overrides the file's; time in seconds is rescaled so that frame
-    numbers stay put. Raises :class:`TracksError` if neither gives a frame rate.
+    A frame-numbered time coordinate is converted to seconds. An explicit ``fps`` that
+    disagrees with the rate the file records is ignored with a warning naming both values
+    (a lab-wide ``--fps`` or config ``fps`` must not rescale files that know better).
+
+    Raises
+    ------
+    TracksError
+        Neither the file nor ``fps`` gives a frame rate, or ``fps`` is not positive.
     """
-    old = ds.attrs.get("fps")
-    if fps is None:
-        if old is None:
-            raise TracksError(
-                f"{source}: the frame rate is unknown (attrs.fps missing); pass fps= (--fps)"
-            )
-        return ds
-    fps = float(fps)
-    if not np.isfinite(fps) or fps <= 0:
-        raise TracksError(f"{source}: fps must be a positive number, got {fps!r}")
-    time = np.asarray(ds["time"].values, dtype=np.float64)
+    if fps is not None:
+        fps = float(fps)
+        if not np.isfinite(fps) or fps <= 0:
+            raise TracksError(f"{source}: fps must be a positive number, got {fps!r}")
+    own = ds.attrs.get("fps")
+    if own is not None and fps is not None and not np.isclose(float(own), fps, rtol=1e-9):
+        warnings.warn(
+            f"{source}: the file records {float(own):g} fps; ignoring fps={fps:g} "
+            "(a file's own frame rate wins)",
+            UserWarning,
+            stacklevel=3,
+        )
+    rate = float(own) if own is not None else fps
+    if rate is None:
+        raise TracksError(
+            f"{source}: the frame rate is unknown (attrs.fps missing); pass fps= (--fps)"
+        )
     if ds.attrs.get("time_unit") == "frames":
-        time = time / fps
-    elif old is not None and float(old) != fps:
-        time = time * float(old) / fps
-    ds = ds.assign_coords(time=time)
-    ds.attrs.update(fps=fps, time_unit="seconds")
+        time = np.asarray(ds["time"].values, dtype=np.float64) / rate
+        ds = ds.assign_coords(time=time)
+    elif own is not None:
+        return ds
+    ds.attrs.update(fps=rate, time_unit="seconds")
     return ds
 
 
