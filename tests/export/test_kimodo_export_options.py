@@ -107,6 +107,8 @@ def test_time_window_floor_and_existing_files(smplx_fit, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "c.meta.json"]
     with pytest.raises(KimodoError, match=r"no frames in the window \[5\.0, 6\.0\] s"):
         export(smplx_fit, tmp_path, ExportConfig(start=5.0, stop=6.0), name="w.json")
+    with pytest.raises(KimodoError, match=r"has up axis 'up'; pass one of x, y, z, -x, -y, -z"):
+        export(smplx_fit, tmp_path, ExportConfig(up_axis="up"), name="w.json")
     with pytest.raises(KimodoError, match=r"no individual 'mouse'; individuals: \['individual_0"):
         export(smplx_fit, tmp_path, ExportConfig(individual="mouse"), name="w.json")
 

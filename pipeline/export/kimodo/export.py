@@ -35,6 +35,7 @@ from pipeline.export.kimodo.retarget import build_retarget
 from pipeline.export.kimodo.skeleton import KimodoSkeleton, load_kimodo_skeleton
 from pipeline.export.kimodo.smooth import smooth_root_2d
 from pipeline.kinematics.rotations import matrix_to_quat, quat_to_rotvec
+from pipeline.tracks.schema import UP_AXES
 
 __all__ = ["ExportConfig", "ExportReport", "FrameSpec", "build_entries", "export_kimodo"]
 
@@ -156,11 +157,13 @@ def _pick_individual(fit, config: ExportConfig, where: str) -> str:
     return config.individual
 
 
-def _fit_pose(fit, config: ExportConfig, where: str):
+def _fit_pose(fit, plan, config: ExportConfig, where: str):
+    """Times (s) and the canonical pose of one individual inside the time window."""
     individual = _pick_individual(fit, config, where)
     times = np.asarray(fit["time"].values, dtype=np.float64)
-    if fit.attrs.get("time_unit") == "frames" or fit.attrs.get("fps") is None:
-        if config.fps is None:
+    unit = fit.attrs.get("time_unit")
+    if unit == "frames" or (unit is None and fit.attrs.get("fps") is None):
+        if config.fps is None or not config.fps > 0:
             raise KimodoError(f"{where}: the fit's time axis counts frames; pass its fps (--fps)")
         times = (times - times[0]) / float(config.fps)
     lo = -np.inf if config.start is None else config.start
@@ -172,6 +175,7 @@ def _fit_pose(fit, config: ExportConfig, where: str):
             f"spans [{times[0]:g}, {times[-1]:g}] s"
         )
     one = fit.isel(time=slice(int(keep[0]), int(keep[-1]) + 1)).sel(individual=individual)
+    one = one.sel(joint=list(plan.joint_names))
     pose = [
         np.asarray(one[name].transpose("time", *dims).values, dtype=np.float64)
         for name, dims in (
@@ -193,6 +197,8 @@ def _write(paths: dict[Path, str], overwrite: bool) -> None:
     if existing and not overwrite:
         raise FileExistsError(f"{', '.join(existing)}: already exists; pass overwrite to replace")
     temps = {}
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
     try:
         for path, text in paths.items():
             tmp = path.with_name(f".{path.name}.partial")
@@ -264,9 +270,10 @@ def export_kimodo(
     _warn_untransferred(plan, retarget)
     scale = unit_scale(config.unit or fit.attrs.get("unit"), where)
     up = config.up_axis or fit.attrs.get("up_axis")
-    if up is None:
-        raise KimodoError(f"{where}: the fit does not record its up axis; pass it (--up-axis)")
-    times, position, orientation, rotation = _fit_pose(fit, config, where)
+    if up not in UP_AXES:
+        what = "does not record its up axis" if up is None else f"has up axis {up!r}"
+        raise KimodoError(f"{where}: the fit {what}; pass one of {', '.join(UP_AXES)} (--up-axis)")
+    times, position, orientation, rotation = _fit_pose(fit, plan, config, where)
     times, position, orientation, rotation = resample_pose(
         times, position, orientation, rotation, FPS
     )
@@ -291,13 +298,21 @@ def export_kimodo(
 
 
 def _warn_untransferred(plan, retarget) -> None:
-    """Warn about plan joints with DOFs whose rotation no Kimodo joint receives."""
+    """Warn about plan DOFs that the Kimodo skeleton does not receive."""
     used = {int(m) for m in retarget.source if m >= 0}
     lost = [j.name for i, j in enumerate(plan.joints) if j.dofs and i not in used]
+    slides = [j.name for j in plan.joints if any(d.type == "slide" for d in j.dofs)]
     if lost:
         warnings.warn(
             f"body-plan joints {lost} have DOFs but no Kimodo joint in the name map; their "
             "rotation is not transferred",
+            KimodoWarning,
+            stacklevel=3,
+        )
+    if slides:
+        warnings.warn(
+            f"body-plan joints {slides} slide; translations are not part of the canonical "
+            "pose and are not exported",
             KimodoWarning,
             stacklevel=3,
         )

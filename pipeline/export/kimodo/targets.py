@@ -15,7 +15,8 @@ root, then per entry type:
   ``root_positions`` heights of keyframe entries, held past the ends; the skeleton's
   standing root height, lowest rest joint on the floor, when the file has no keyframe).
   With a ``global_root_heading`` the hip pair gets targets too: the rest hip offsets
-  turned by the heading about +Y around the root target. These points are only known to
+  turned by the heading about +Y around the root target (a keyframe's root where the
+  frame has one). These points are only known to
   within Kimodo's 6 cm smoothing tolerance, so their confidence (the fit's weight) is
   ``(KEYFRAME_SIGMA / 0.06 m)**2 = 1/36`` of a keyframe target's: weights scale as
   ``1 / sigma**2``, and ``KEYFRAME_SIGMA`` = 1 cm is the accuracy we grant an exact
@@ -155,8 +156,9 @@ def constraint_targets(
         _put_soft(position, confidence, e.frames, 0, root, root2d_weight)
         if e.heading is not None:
             turn = rot_y(np.arctan2(e.heading[:, 1], e.heading[:, 0]))
+            around = position[e.frames, 0]  # a keyframe's exact root where there is one
             for hip in sk.hip_indices:
-                points = root + turn @ (rest[hip] - rest[0])
+                points = around + turn @ (rest[hip] - rest[0])
                 _put_soft(position, confidence, e.frames, hip, points, root2d_weight)
     return position, confidence
 
