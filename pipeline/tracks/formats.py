@@ -37,6 +37,7 @@ READER_MODULES: tuple[str, ...] = (
     "pipeline.tracks.readers.c3d",
     "pipeline.tracks.readers.bvh",
     "pipeline.tracks.readers.csv",
+    "pipeline.tracks.readers.kimodo",
 )
 
 
