@@ -1,0 +1,72 @@
+"""Inspect fits: open an archive lazily, summarize it, plot it, write an HTML report.
+
+- :func:`open_archive` -> :class:`FitArchive` (session key -> lazy fit Dataset, with a
+  ``.summary`` DataFrame); :func:`open_observed` gives the tracks a fit was made from.
+- Tables: :func:`summary_table`, :func:`session_summary`, :func:`individual_summary`,
+  :func:`worst_frames`, :func:`provenance`.
+- Plots (each takes a Dataset and returns a matplotlib Figure, reading no file):
+  :func:`plot_dof_trajectories`, :func:`plot_residual_heatmap`,
+  :func:`plot_error_distributions`, :func:`plot_skeleton_frame`,
+  :func:`plot_solver_convergence`, and :func:`plot_archive_overview` (from a summary).
+- Reports: :func:`write_session_report`, :func:`write_archive_report` (self-contained
+  HTML: figures embedded as PNG, no network).
+"""
+
+from pipeline.inspect.archive import (
+    FitArchive,
+    find_fit_stores,
+    observed_positions,
+    open_archive,
+    open_observed,
+)
+from pipeline.inspect.plots import (
+    figure_png,
+    plot_archive_overview,
+    plot_dof_trajectories,
+    plot_error_distributions,
+    plot_residual_heatmap,
+    plot_skeleton_frame,
+    plot_solver_convergence,
+)
+from pipeline.inspect.report import (
+    archive_report_html,
+    session_report_html,
+    write_archive_report,
+    write_session_report,
+)
+from pipeline.inspect.tables import (
+    individual_summary,
+    provenance,
+    session_summary,
+    summary_table,
+    worst_frames,
+)
+from pipeline.inspect.validate import InspectError, joint_dofs
+from pipeline.store.fit_store import open_fit
+
+__all__ = [
+    "FitArchive",
+    "InspectError",
+    "archive_report_html",
+    "figure_png",
+    "find_fit_stores",
+    "individual_summary",
+    "joint_dofs",
+    "observed_positions",
+    "open_archive",
+    "open_fit",
+    "open_observed",
+    "plot_archive_overview",
+    "plot_dof_trajectories",
+    "plot_error_distributions",
+    "plot_residual_heatmap",
+    "plot_skeleton_frame",
+    "plot_solver_convergence",
+    "provenance",
+    "session_report_html",
+    "session_summary",
+    "summary_table",
+    "worst_frames",
+    "write_archive_report",
+    "write_session_report",
+]

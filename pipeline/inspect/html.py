@@ -1,0 +1,146 @@
+"""Building blocks of a self-contained HTML page: inline CSS, escaped tables, PNG figures.
+
+Nothing here refers to the network: figures are embedded as base64 PNG data URIs and the
+style sheet is inline.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Callable, Mapping
+from html import escape
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from pipeline.inspect.plots.common import figure_png
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
+       margin: 0 auto; max-width: 1300px; padding: 1em 2em; color: #222; line-height: 1.4; }
+h1 { border-bottom: 2px solid #3182bd; padding-bottom: .2em; }
+h2 { margin-top: 1.8em; border-bottom: 1px solid #ccc; }
+h3 { margin-top: 1.4em; }
+nav { background: #f4f7fb; padding: .5em 1em; border-radius: 4px; }
+nav a { margin-right: 1.2em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: .9em; }
+th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: left; vertical-align: top; }
+th { background: #eef2f7; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+code { font-size: .9em; word-break: break-all; }
+figure { margin: 1em 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-size: .9em; color: #555; }
+.note { color: #8a6d3b; background: #fcf8e3; padding: .4em .8em; border-radius: 4px; }
+.muted { color: #777; }
+"""
+
+
+def page(title: str, body: str) -> str:
+    """A complete HTML5 document with the inline style sheet."""
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{escape(title)}</title>\n<style>{CSS}</style>\n</head>\n"
+        f"<body>\n<h1>{escape(title)}</h1>\n{body}\n</body>\n</html>\n"
+    )
+
+
+def section(anchor: str, title: str, content: str, level: int = 2) -> str:
+    """A ``<section>`` with an id and a heading."""
+    return (
+        f'<section id="{escape(anchor)}">\n<h{level}>{escape(title)}</h{level}>\n'
+        f"{content}\n</section>\n"
+    )
+
+
+def note(text: str) -> str:
+    """A highlighted paragraph (escaped)."""
+    return f'<p class="note">{escape(text)}</p>\n'
+
+
+def figure(fig: Figure, caption: str, alt: str, dpi: int = 90) -> str:
+    """A figure embedded as a base64 PNG with its caption."""
+    data = base64.b64encode(figure_png(fig, dpi=dpi)).decode("ascii")
+    return (
+        f'<figure>\n<img src="data:image/png;base64,{data}" alt="{escape(alt)}">\n'
+        f"<figcaption>{escape(caption)}</figcaption>\n</figure>\n"
+    )
+
+
+def format_value(value: Any) -> str:
+    """A cell's text: 4 significant digits for floats, '—' for NaN and None."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, sort_keys=True, default=str)
+    return str(value)
+
+
+def percent(value: Any) -> str:
+    """A fraction as a percentage."""
+    return format_value(value) if value is None or value != value else f"{100 * value:.2f} %"
+
+
+def _cell(value: Any, fmt: Callable[[Any], str] | None) -> str:
+    text = fmt(value) if fmt else format_value(value)
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    return f'<td class="num">{escape(text)}</td>' if numeric else f"<td>{escape(text)}</td>"
+
+
+def table(
+    df: pd.DataFrame,
+    formats: Mapping[str, Callable[[Any], str]] | None = None,
+    links: Mapping[str, str] | None = None,
+    index: bool = True,
+) -> str:
+    """An escaped HTML table of a DataFrame.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+    formats : mapping, optional
+        Column -> formatter of its cells.
+    links : mapping, optional
+        Index value -> in-page anchor (``#...``) the index cell links to.
+    index : bool
+        Show the index as the first column.
+    """
+    formats = formats or {}
+    head = [escape(str(df.index.name or ""))] if index else []
+    head += [escape(str(c).replace("_", " ")) for c in df.columns]
+    rows = []
+    for key, row in df.iterrows():
+        cells = []
+        if index:
+            label = escape(str(key))
+            if links and str(key) in links:
+                label = f'<a href="{escape(links[str(key)])}">{label}</a>'
+            cells.append(f"<th>{label}</th>")
+        cells += [_cell(row[c], formats.get(str(c))) for c in df.columns]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
+    return (
+        f"<table>\n<thead>{header}</thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n"
+    )
+
+
+def key_values(entries: Mapping[str, Any]) -> str:
+    """A two-column table; nested mappings become nested tables."""
+    rows = []
+    for key, value in entries.items():
+        if isinstance(value, Mapping) and value:
+            cell = key_values(value)
+        else:
+            text = escape(format_value(value))
+            cell = f"<code>{text}</code>" if isinstance(value, str) and len(value) >= 32 else text
+        rows.append(f"<tr><th>{escape(str(key))}</th><td>{cell}</td></tr>")
+    return "<table>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n"

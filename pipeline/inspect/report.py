@@ -1,0 +1,269 @@
+"""HTML reports of one fit or of a whole archive: summary, plots, provenance, worst frames.
+
+A report is one self-contained HTML file: the style sheet is inline, every figure is an
+embedded PNG, and nothing is fetched from the network, so it can be mailed, archived or
+opened offline. :func:`session_report_html` and :func:`archive_report_html` build the text
+from opened fits; :func:`write_session_report` and :func:`write_archive_report` open the
+stores and write the file (atomically: a half-written report never appears under ``out``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+import xarray as xr
+
+from pipeline.inspect import html
+from pipeline.inspect.archive import FitArchive, open_archive
+from pipeline.inspect.plots import plot_archive_overview
+from pipeline.inspect.sections import (
+    FORMATS,
+    anchor,
+    generated_note,
+    nav,
+    observed_or_reason,
+    session_sections,
+)
+from pipeline.inspect.tables import provenance, summary_table, worst_frames
+from pipeline.store.fit_store import open_fit
+
+__all__ = [
+    "archive_report_html",
+    "session_report_html",
+    "write_archive_report",
+    "write_session_report",
+]
+
+#: Sessions of an archive report that get their full set of plots, by default.
+DETAILED_SESSIONS = 10
+
+
+def session_report_html(
+    fit: xr.Dataset,
+    observed: xr.DataArray | None = None,
+    *,
+    title: str | None = None,
+    worst: int = 10,
+    reason: str = "",
+) -> str:
+    """The HTML report of one fit.
+
+    Parameters
+    ----------
+    fit : xarray.Dataset
+        An opened fit store.
+    observed : xarray.DataArray, optional
+        Observed keypoints for the skeleton plot (:func:`pipeline.inspect.open_observed`).
+    title : str, optional
+        Default ``kinefit report — <session>``.
+    worst : int
+        Worst frames listed.
+    reason : str
+        Note shown above the plots (e.g. why observed keypoints are missing).
+
+    Returns
+    -------
+    str
+        A complete, self-contained HTML document.
+    """
+    key = str(fit.attrs.get("session") or "session")
+    title = title or f"kinefit report — {key}"
+    sections = {
+        "Summary": "summary",
+        "Worst frames": "worst-frames",
+        "Plots": "plots",
+        "Provenance": "provenance",
+    }
+    body = session_sections("", fit, observed, reason, worst=worst)
+    return html.page(title, generated_note() + nav(sections) + body)
+
+
+def archive_report_html(
+    archive: FitArchive | Mapping[str, xr.Dataset],
+    *,
+    title: str | None = None,
+    worst: int = 20,
+    detailed: int = DETAILED_SESSIONS,
+    observed: bool = True,
+) -> str:
+    """The HTML report of an archive: overview, worst frames, provenance, session details.
+
+    Parameters
+    ----------
+    archive : FitArchive or mapping
+        Session key -> fit (from :func:`pipeline.inspect.open_archive`).
+    title : str, optional
+    worst : int
+        Worst frames listed across the archive (and per detailed session: 10).
+    detailed : int
+        Sessions that get their full plots; beyond that, the ones with the worst RMS
+        error (the others stay in the tables).
+    observed : bool
+        Open each detailed session's tracks store for the observed keypoints.
+
+    Returns
+    -------
+    str
+        A complete, self-contained HTML document.
+    """
+    root = getattr(archive, "root", None)
+    title = title or f"kinefit archive report — {root or 'fits'}"
+    summary = getattr(archive, "summary", None)
+    summary = summary if summary is not None else summary_table(archive)
+    problems = getattr(archive, "problems", {}) or {}
+    chosen = list(archive)
+    if len(chosen) > detailed:
+        ranked = summary["worst_rms"].sort_values(ascending=False, na_position="first")
+        keep = set(ranked.index[:detailed])
+        chosen = [k for k in chosen if k in keep]
+    links = {k: f"#{anchor('session', k)}" for k in chosen}
+    overview = [html.table(summary, FORMATS, links=links)] if len(archive) else []
+    if not len(archive):
+        overview.append(html.note(f"No complete fit stores found under {root}."))
+    else:
+        fig = plot_archive_overview(summary)
+        overview.append(html.figure(fig, "Sessions compared.", alt="archive overview"))
+    if problems:
+        rows = pd.DataFrame({"problem": list(problems.values())}, index=list(problems))
+        overview.append("<p>Left out:</p>\n" + html.table(rows.rename_axis("store")))
+    frames = [
+        worst_frames(fit, worst).assign(session=k, unit=str(fit.attrs.get("unit") or ""))
+        for k, fit in archive.items()
+    ]
+    frames = [f for f in frames if not f.empty]
+    top = pd.concat(frames) if frames else pd.DataFrame()
+    if not top.empty:
+        top = top.sort_values("rms_error", ascending=False).head(worst)
+        top = top[["session", *[c for c in top.columns if c != "session"]]]
+    worst_html = html.table(top, index=False) if not top.empty else "<p>No observed frames.</p>"
+    keys = ["body_plan_sha256", "kinefit_version", "input_sha256", "fingerprint", "created"]
+    prov = pd.DataFrame(
+        {k: [fit.attrs.get(c) for c in keys] for k, fit in archive.items()}, index=keys
+    ).T.rename_axis("session")
+    prov.columns = [
+        "body plan sha256",
+        "kinefit version",
+        "input fingerprint",
+        "fit fingerprint",
+        "created",
+    ]
+    prov_html = html.table(prov, links=links) if len(archive) else ""
+    configs = {k: provenance(fit).get("solver config", {}) for k, fit in archive.items()}
+    distinct = {html.format_value(c) for c in configs.values()}
+    if len(distinct) == 1:
+        prov_html += "<p>Solver config (all sessions):</p>\n"
+        prov_html += html.key_values(next(iter(configs.values())))
+    for k, config in configs.items() if len(distinct) > 1 else ():
+        prov_html += f"<p>Solver config of {html.escape(k)}:</p>\n" + html.key_values(config)
+    details = []
+    for k in chosen:
+        fit = archive[k]
+        seen, reason = observed_or_reason(fit) if observed else (None, "")
+        inner = session_sections(anchor("session", k), fit, seen, reason, level=3)
+        details.append(html.section(anchor("session", k), f"Session {k}", inner))
+    if len(chosen) < len(archive):
+        details.insert(
+            0,
+            html.note(
+                f"Full plots for the {len(chosen)} sessions with the worst RMS error; the "
+                f"other {len(archive) - len(chosen)} are in the tables above."
+            ),
+        )
+    body = [
+        generated_note(),
+        nav(
+            {
+                "Summary": "summary",
+                "Worst frames": "worst-frames",
+                "Provenance": "provenance",
+                "Sessions": "sessions",
+            }
+        ),
+        html.section("summary", "Summary", "".join(overview)),
+        html.section("worst-frames", f"Worst frames (top {worst} across sessions)", worst_html),
+        html.section("provenance", "Provenance", prov_html),
+        html.section("sessions", "Sessions", "".join(details)),
+    ]
+    return html.page(title, "".join(body))
+
+
+def _write(text: str, out: Path) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out
+
+
+def write_session_report(fit_path: str | Path, out: str | Path | None = None, **kwargs) -> Path:
+    """Write the HTML report of one fit store.
+
+    Parameters
+    ----------
+    fit_path : str or Path
+        A complete fit store.
+    out : str or Path, optional
+        The HTML file; default ``<store without .zarr>.report.html`` beside the store.
+    **kwargs
+        Passed to :func:`session_report_html` (``title``, ``worst``).
+
+    Returns
+    -------
+    Path
+        ``out``.
+
+    Raises
+    ------
+    FileNotFoundError, pipeline.store.fit_store.FitStoreError
+        No complete fit store at ``fit_path``.
+    """
+    fit_path = Path(fit_path)
+    out = (
+        Path(out)
+        if out
+        else fit_path.with_name(f"{fit_path.name.removesuffix('.zarr')}.report.html")
+    )
+    fit = open_fit(fit_path)
+    observed, reason = observed_or_reason(fit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices in empty sessions
+        text = session_report_html(fit, observed, reason=reason, **kwargs)
+    return _write(text, out)
+
+
+def write_archive_report(fits_root: str | Path, out: str | Path | None = None, **kwargs) -> Path:
+    """Write the HTML report of every fit under ``fits_root`` (the reprocess flow's report).
+
+    Parameters
+    ----------
+    fits_root : str or Path
+        Folder of fit stores (see :func:`pipeline.inspect.open_archive`).
+    out : str or Path, optional
+        The HTML file; default ``<fits_root>/report.html``.
+    **kwargs
+        Passed to :func:`archive_report_html` (``title``, ``worst``, ``detailed``,
+        ``observed``).
+
+    Returns
+    -------
+    Path
+        ``out``. An archive without complete fits still gets a report saying so.
+
+    Raises
+    ------
+    FileNotFoundError
+        ``fits_root`` does not exist.
+    """
+    archive = open_archive(fits_root)
+    out = Path(out) if out else Path(fits_root) / "report.html"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        text = archive_report_html(archive, **kwargs)
+    return _write(text, out)
