@@ -217,7 +217,8 @@ def test_reader_registry_sniffs_the_file_and_requires_the_skeleton(tmp_path):
         read_tracks(path)
     with pytest.raises(TracksError, match=r"has no option\(s\) \['colour'\]; valid options"):
         read_tracks(path, skeleton_file=SKELETONS, skeleton="somaskel30", colour=1)
-    with pytest.raises(TracksError, match="Kimodo constraints are 30 fps; got fps=25"):
-        read_tracks(path, fps=25, skeleton_file=SKELETONS, skeleton="somaskel30")
+    with pytest.warns(UserWarning, match="the file records 30 fps; ignoring fps=25"):
+        ds = read_tracks(path, fps=25, skeleton_file=SKELETONS, skeleton="somaskel30")
+    assert ds.attrs["fps"] == 30.0
     ds = read_tracks(path, skeleton_file=SKELETONS, skeleton="somaskel30", n_frames=60)
     assert ds.sizes["time"] == 60 and ds.attrs["kimodo_skeleton"] == "somaskel30"

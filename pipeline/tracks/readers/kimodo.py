@@ -43,7 +43,8 @@ def read(
     path : str or Path
         The constraints JSON.
     fps : float, optional
-        Kimodo files are 30 fps; any other value is an error.
+        Not used: Kimodo files are 30 fps, and a file's own rate wins
+        (:func:`~pipeline.tracks.formats.read_tracks` warns about a different ``fps``).
     skeleton_file : str or Path
         Kimodo skeletons JSON (required).
     skeleton : str
@@ -57,7 +58,6 @@ def read(
     xarray.Dataset
         Keypoints are the skeleton's joints, metres, +Y up, 30 fps.
     """
-    from pipeline.export.kimodo.meta import FPS
     from pipeline.export.kimodo.targets import read as read_targets
 
     check_options(path, FORMAT, {k: v for k, v in options.items() if k not in OPTIONS}, OPTIONS)
@@ -67,6 +67,4 @@ def read(
             "the kimodo reader needs skeleton_file= and skeleton= (--skeleton-file, "
             "--skeleton): the file holds rotations on a Kimodo skeleton",
         )
-    if fps is not None and float(fps) != FPS:
-        raise fail(path, f"Kimodo constraints are {FPS} fps; got fps={fps!r}")
     return read_targets(path, skeleton_file=skeleton_file, skeleton=skeleton, **options)
