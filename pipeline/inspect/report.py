@@ -29,6 +29,7 @@ from pipeline.inspect.sections import (
     session_sections,
 )
 from pipeline.inspect.tables import provenance, summary_table, worst_frames
+from pipeline.inspect.validate import time_unit
 from pipeline.store.fit_store import open_fit
 
 __all__ = [
@@ -139,6 +140,9 @@ def archive_report_html(
     if not top.empty:
         top = top.sort_values("rms_error", ascending=False).head(worst)
         top = top[["session", *[c for c in top.columns if c != "session"]]]
+        units = {time_unit(fit) for fit in archive.values()}
+        if len(units) == 1:
+            top = top.rename(columns={"time": f"time ({units.pop()})"})
     worst_html = html.table(top, index=False) if not top.empty else "<p>No observed frames.</p>"
     keys = ["body_plan_sha256", "kinefit_version", "input_sha256", "fingerprint", "created"]
     prov = pd.DataFrame(
@@ -202,7 +206,13 @@ def _write(text: str, out: Path) -> Path:
     return out
 
 
-def write_session_report(fit_path: str | Path, out: str | Path | None = None, **kwargs) -> Path:
+def write_session_report(
+    fit_path: str | Path,
+    out: str | Path | None = None,
+    *,
+    title: str | None = None,
+    worst: int = 10,
+) -> Path:
     """Write the HTML report of one fit store.
 
     Parameters
@@ -211,8 +221,10 @@ def write_session_report(fit_path: str | Path, out: str | Path | None = None, **
         A complete fit store.
     out : str or Path, optional
         The HTML file; default ``<store without .zarr>.report.html`` beside the store.
-    **kwargs
-        Passed to :func:`session_report_html` (``title``, ``worst``).
+    title : str, optional
+        Page title; default ``kinefit report — <session>``.
+    worst : int
+        Worst frames listed.
 
     Returns
     -------
@@ -234,11 +246,19 @@ def write_session_report(fit_path: str | Path, out: str | Path | None = None, **
     observed, reason = observed_or_reason(fit)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN slices in empty sessions
-        text = session_report_html(fit, observed, reason=reason, **kwargs)
+        text = session_report_html(fit, observed, reason=reason, title=title, worst=worst)
     return _write(text, out)
 
 
-def write_archive_report(fits_root: str | Path, out: str | Path | None = None, **kwargs) -> Path:
+def write_archive_report(
+    fits_root: str | Path,
+    out: str | Path | None = None,
+    *,
+    title: str | None = None,
+    worst: int = 20,
+    detailed: int = DETAILED_SESSIONS,
+    observed: bool = True,
+) -> Path:
     """Write the HTML report of every fit under ``fits_root`` (the reprocess flow's report).
 
     Parameters
@@ -247,9 +267,14 @@ def write_archive_report(fits_root: str | Path, out: str | Path | None = None, *
         Folder of fit stores (see :func:`pipeline.inspect.open_archive`).
     out : str or Path, optional
         The HTML file; default ``<fits_root>/report.html``.
-    **kwargs
-        Passed to :func:`archive_report_html` (``title``, ``worst``, ``detailed``,
-        ``observed``).
+    title : str, optional
+        Page title; default ``kinefit archive report — <fits_root>``.
+    worst : int
+        Worst frames listed across the archive.
+    detailed : int
+        Sessions given their full plots (the worst by RMS error when there are more).
+    observed : bool
+        Draw the observed keypoints (opens each detailed session's tracks store).
 
     Returns
     -------
@@ -265,5 +290,7 @@ def write_archive_report(fits_root: str | Path, out: str | Path | None = None, *
     out = Path(out) if out else Path(fits_root) / "report.html"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        text = archive_report_html(archive, **kwargs)
+        text = archive_report_html(
+            archive, title=title, worst=worst, detailed=detailed, observed=observed
+        )
     return _write(text, out)
