@@ -61,7 +61,7 @@ def test_ingest_then_fit_then_skip(npz, fly_plan_path, tmp_path):
     assert ds["position"].chunks[0][0] == 50 and "thorax" in ds["keypoint"].values
 
     config = tmp_path / "fit.yaml"
-    config.write_text("solver:\n  n_iterations: 15\nfit:\n  overlap_frames: 8\n")
+    config.write_text("solver:\n  n_iterations: 15\n")
     out = tmp_path / "fit.zarr"
     args = [
         "fit",
@@ -74,6 +74,8 @@ def test_ingest_then_fit_then_skip(npz, fly_plan_path, tmp_path):
         str(config),
         "--workers",
         "0",
+        "--overlap-frames",
+        "8",
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -161,7 +163,8 @@ def test_fit_errors(tmp_path, fly_plan_path):
         ],
     )
     assert result.exit_code == 1
-    assert "bad.yaml: unknown solver setting(s) n_iter; valid:" in result.output
+    assert "bad.yaml" in result.output and "n_iter" in result.output
+    assert "n_iterations" in result.output  # the valid names are listed
     result = runner.invoke(
         app,
         [
