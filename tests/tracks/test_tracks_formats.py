@@ -146,3 +146,12 @@ def test_sniffing_finds_a_format_despite_the_suffix(tmp_path):
 def test_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="no such tracks file"):
         read_tracks(tmp_path / "nope.npz")
+
+
+def test_the_files_frame_rate_wins_over_fps(tmp_path):
+    path = tmp_path / "one.npz"
+    np.savez(path, position=np.zeros((5, 2, 3)), keypoints=np.array(["a", "b"]), fps=25.0)
+    with pytest.warns(UserWarning, match="records 25 fps; ignoring fps=50"):
+        ds = read_tracks(path, fps=50)
+    assert ds.attrs["fps"] == 25.0
+    np.testing.assert_allclose(ds["time"], np.arange(5) / 25.0)

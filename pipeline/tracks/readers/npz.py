@@ -69,7 +69,7 @@ def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Da
     path : str or Path
         The archive.
     fps : float, optional
-        Frames per second; overrides the archive's ``fps``.
+        Frames per second when the archive has no ``fps`` (the archive's wins).
     **options
         None accepted.
 
@@ -120,7 +120,7 @@ def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Da
         None if confidence is None else confidence.transpose(0, 2, 1),
         keypoints=keypoints,
         individuals=individuals,
-        fps=fps if fps is not None else attrs["fps"],
+        fps=attrs["fps"] if attrs["fps"] is not None else fps,
         time=time,
         space=space,
         source_software=software,
