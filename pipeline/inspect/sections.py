@@ -121,7 +121,13 @@ def session_sections(
         "DOF entries at a limit": html.percent(summary["limit_active_fraction"]),
         "max seam disagreement (rad or length)": summary["max_seam_disagreement"],
     }
-    per_individual = individual_summary(fit)
+    per_individual = individual_summary(fit).rename(
+        columns={
+            "median_rms": f"median RMS ({unit})",
+            "worst_rms": f"worst RMS ({unit})",
+            "worst_time": f"worst at ({t_unit})",
+        }
+    )
     body = [
         html.section(
             anchor(key, "summary"),
