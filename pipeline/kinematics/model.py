@@ -91,6 +91,8 @@ class KinematicModel:
     levels : tuple of LevelOps
     hinge_dofs : (n_hinge,) int
         All hinge DOFs.
+    free_angles : (n,) int
+        Hinge DOFs without limits (wrapped into ``neutral +- pi`` on write).
     axis_sign : (N,)
         Sign of an aligned hinge's axis (its angle is folded by it); 1 elsewhere.
     ball_swing : (n_ball, 2) int
@@ -122,6 +124,7 @@ class KinematicModel:
     joint_weight: np.ndarray
     levels: tuple[LevelOps, ...]
     hinge_dofs: np.ndarray
+    free_angles: np.ndarray
     axis_sign: np.ndarray
     ball_swing: np.ndarray
     ball_cone: np.ndarray
@@ -286,6 +289,9 @@ def _compile(plan: BodyPlan, dtype_name: str) -> KinematicModel:
         joint_weight=arr(plan.joint_weight_scalers),
         levels=_levels(plan, parent, dof_start, dof_type, np.asarray(axes), offset_identity),
         hinge_dofs=np.flatnonzero(dof_type == HINGE),
+        free_angles=np.flatnonzero(
+            (dof_type == HINGE) & ~np.isfinite(plan.lower) & ~np.isfinite(plan.upper)
+        ),
         axis_sign=arr(
             [
                 np.sign(a[_aligned_axis(np.asarray(a))])

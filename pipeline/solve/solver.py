@@ -206,7 +206,7 @@ def _segments(t: int, cfg: SolverConfig) -> list[tuple[int, int]]:
 def _predict(model, p1: _Pose, p2: _Pose, n_hist: np.ndarray) -> _Pose:
     """Constant-velocity prediction from the last two solutions (or a copy of the last)."""
     two = (n_hist >= 2)[:, None]
-    q, _ = clamp(model, np.where(two, 2 * p1.q - p2.q, p1.q))
+    q, _ = clamp(model, np.where(two, 2 * p1.q - p2.q, p1.q), wrap=True)
     root_pos = np.where(two, 2 * p1.root_pos - p2.root_pos, p1.root_pos)
     delta = quat_multiply(p1.root_quat, quat_conjugate(p2.root_quat))
     root_quat = np.where(two, quat_normalize(quat_multiply(delta, p1.root_quat)), p1.root_quat)

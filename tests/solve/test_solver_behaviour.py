@@ -238,3 +238,18 @@ def test_solver_config_round_trips_through_a_dict():
     assert SolverConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ValueError, match="unknown solver setting.*nope.*valid:"):
         SolverConfig.from_dict({"nope": 1})
+
+
+def test_unbounded_hinges_do_not_wind_up_over_a_sequence():
+    """A joint spinning five whole turns: same poses, angles kept near neutral +- pi."""
+    plan = chain_plan(fixed_base=True)
+    n = 400
+    spin = np.linspace(0, 5 * 2 * np.pi, n)
+    q = np.column_stack([spin, 0.3 * np.sin(spin)])
+    targets = forward_kinematics(plan, q)
+    cfg = SolverConfig(
+        neutral_weight=0.0, position_tolerance=1e-9, angle_tolerance=1e-9, n_iterations=30
+    )
+    r = solve_sequence(plan, targets, config=cfg)
+    np.testing.assert_allclose(r.fitted_positions, targets, atol=1e-7)
+    assert np.abs(r.dof_values - plan.neutral).max() < np.pi + 0.2
