@@ -62,6 +62,12 @@ class SynthConfig:
         Fraction of keypoint-frames displaced by ``outlier_scale`` in a random direction.
     outlier_scale : float
         Outlier displacement, fraction of the body size.
+    up_axis : {"x", "y", "z"}
+        The world's up axis (the mannequin is ``"y"``): individuals turn (heading) about
+        it, tilt only a quarter of ``root_turn`` about the others, and bob along it a
+        tenth as far as they travel.
+    unit : str
+        Length unit written to the tracks (the plan's unit, e.g. ``"mm"``, ``"m"``).
     """
 
     n_frames: int = 1000
@@ -77,6 +83,12 @@ class SynthConfig:
     dropout_run: int = 5
     outliers: float = 0.0
     outlier_scale: float = 0.2
+    up_axis: str = "z"
+    unit: str = "body"
+
+    def __post_init__(self) -> None:
+        if self.up_axis not in ("x", "y", "z"):
+            raise ValueError(f"SynthConfig.up_axis: {self.up_axis!r} is not one of x, y, z")
 
 
 class SynthSession(NamedTuple):
@@ -167,11 +179,17 @@ def dof_trajectories(
 def _root_pose(plan, t, cfg, rng, size, n_individual, index):
     if plan.fixed_base:
         return np.zeros((t.size, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (t.size, 1))
-    place = np.array([2.0 * size * index, 0.0, 0.0])
+    up = "xyz".index(cfg.up_axis)
+    side = (up + 1) % 3
+    place = np.zeros(3)
+    place[side] = 2.0 * size * index
     position = place + cfg.root_travel * size * _smooth(rng, t, 3, cfg)
+    position[:, up] *= 0.1
     heading = rng.uniform(-np.pi, np.pi)
     rotvec = cfg.root_turn * _smooth(rng, t, 3, cfg)
-    rotvec[:, 2] += heading
+    tilt = [a for a in range(3) if a != up]
+    rotvec[:, tilt] *= 0.25
+    rotvec[:, up] += heading
     return position, rotvec_to_quat(rotvec)
 
 
@@ -215,7 +233,7 @@ def synthesize(
     -------
     SynthSession
         ``tracks`` (movement poses schema, float32, keypoints = joint names, ``unit``
-        ``"body"``) and ``truth`` (float64 ground truth).
+        and ``up_axis`` from the config) and ``truth`` (float64 ground truth).
     """
     size = body_size(plan)
     n_frames, n_ind = config.n_frames, config.n_individuals
@@ -244,8 +262,8 @@ def synthesize(
         individuals=individuals,
         fps=config.fps,
         source_software="kinefit.synth",
-        unit="body",
-        up_axis="z",
+        unit=config.unit,
+        up_axis=config.up_axis,
         session=session,
     )
     coords = {

@@ -81,3 +81,20 @@ def test_same_generator_state_same_session(fly):
     xr.testing.assert_identical(a.tracks, b.tracks)
     c = synthesize(fly, config, np.random.default_rng(8))
     assert not np.allclose(a.truth["dof_value"], c.truth["dof_value"])
+
+
+def test_mannequin_sessions_stay_upright_about_their_up_axis():
+    from pipeline.bodyplan import mannequin
+    from pipeline.kinematics.rotations import quat_to_matrix
+    from pipeline.synth import SynthConfig, synthesize
+
+    plan = mannequin()
+    cfg = SynthConfig(n_frames=200, up_axis="y", unit="m", n_individuals=2)
+    session = synthesize(plan, cfg, np.random.default_rng(0))
+    assert session.tracks.attrs["up_axis"] == "y"
+    assert session.tracks.attrs["unit"] == "m"
+    rot = quat_to_matrix(session.truth["root_orientation"].values)
+    # the body's own up (+y) stays within ~30 degrees of the world's up
+    assert np.all(rot[..., 1, 1] > np.cos(np.radians(30)))
+    with pytest.raises(ValueError, match="up_axis: 'w' is not one of x, y, z"):
+        SynthConfig(up_axis="w")
