@@ -51,6 +51,7 @@ from pipeline.store.fit_store import (
 )
 from pipeline.store.tracks_store import open_tracks
 from pipeline.tracks.mapping import KeypointMapping, map_keypoints
+from pipeline.tracks.scale import check_scale, reference_points
 from pipeline.tracks.schema import TracksError
 
 DEFAULT_OVERLAP_FRAMES = 16
@@ -245,6 +246,7 @@ def fit_session(
     force: bool = False,
     keypoint_map: dict[str, str] | str | Path | None = None,
     progress: Callable[[int, int], None] | None = None,
+    check_units: bool = True,
 ) -> FitReport:
     """Fit every individual of a session; write the fit store ``out``.
 
@@ -270,6 +272,9 @@ def fit_session(
         Track keypoint -> joint renames, or a YAML file of them.
     progress : callable, optional
         ``progress(done, total)`` after each finished chunk (and once at the start).
+    check_units : bool
+        Refuse tracks whose size is far from the body plan's (a length-unit mismatch,
+        :func:`pipeline.tracks.scale.check_scale`); False skips the check.
 
     Returns
     -------
@@ -278,8 +283,9 @@ def fit_session(
     Raises
     ------
     TracksError
-        Malformed tracks, no keypoint maps to a joint, or an all-NaN session; nothing is
-        written.
+        Malformed tracks, no keypoint maps to a joint, an all-NaN session, infinite
+        values, unreadable chunks, or tracks in another length unit than the plan;
+        nothing is written.
     FitError
         Some chunk tasks failed; the finished ones are kept for a rerun.
     """
@@ -311,7 +317,11 @@ def fit_session(
         overlap_frames=overlap_frames,
     )
     mapped = [k for k in mapping.joint_keypoint if k >= 0]
-    input_sha = fp.input_digest(tracks_path, ds, mapped, client)
+    joints = [j for j, k in enumerate(mapping.joint_keypoint) if k >= 0]
+    reference = reference_points(plan, joints) if check_units else None
+    scan = fp.scan_input(tracks_path, ds, mapped, client, reference)
+    check_scale(scan.scale, plan, source=tracks_path, unit=ds.attrs.get("unit"))
+    input_sha = scan.digest
     fingerprint = fp.fit_fingerprint(
         input_sha, body_plan_sha256(plan), config.to_dict(), mapping.pairs()
     )

@@ -7,11 +7,18 @@ individual names and the frame rate. It is computed in fixed blocks of
 :data:`HASH_FRAMES` frames, independent of how the store is chunked, so that workers can
 hash blocks in parallel (:func:`block_digest`) and the client combines them in order
 (:func:`combine_digests`).
+
+While hashing, the workers also check the content: an unreadable (corrupt) chunk or an
+infinite position or confidence is a :class:`~pipeline.tracks.schema.TracksError` naming
+the store, the field and the first bad frame, and each block measures how large the
+mapped keypoints are against the same joints of the body plan's neutral pose (for
+:func:`pipeline.tracks.scale.check_scale`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -26,6 +33,25 @@ from pipeline.tracks.schema import TracksError
 
 #: Frames per hashed block of the input content.
 HASH_FRAMES = 16_384
+POSITION_DIMS = ("time", "space", "keypoint", "individual")
+CONFIDENCE_DIMS = ("time", "keypoint", "individual")
+
+
+class InputScan(NamedTuple):
+    """What :func:`scan_input` found.
+
+    Attributes
+    ----------
+    digest : str
+        Content hash (:func:`combine_digests`).
+    scale : float
+        Median over frames and individuals of the observed keypoints' extent divided by
+        the extent of the same keypoints in the reference pose; NaN without a reference
+        or when no frame observes two keypoints.
+    """
+
+    digest: str
+    scale: float
 
 
 def kinefit_version() -> str:
@@ -52,15 +78,74 @@ class BlockDigest(NamedTuple):
         First frame of the block.
     observed : ndarray, shape (n_keypoints, n_individuals)
         Number of frames in the block where each keypoint of each individual is finite.
+    scale : ndarray, shape (n_individuals,), optional
+        Median over the block's frames of the extent (largest coordinate range) of the
+        observed reference keypoints divided by the extent of their reference points;
+        NaN where no frame observes two of them; None without a reference.
     """
 
     start: int
     digest: str
     observed: np.ndarray
+    scale: np.ndarray | None = None
 
 
-def block_digest(tracks_path: str | Path, start: int, stop: int) -> BlockDigest:
-    """Hash frames ``[start, stop)`` of a tracks store (runs on a worker).
+def _read(ds: xr.Dataset, name: str, dims: tuple[str, ...], where: str) -> np.ndarray:
+    try:
+        values = ds[name].transpose(*dims).values
+    except Exception as exc:  # noqa: BLE001 - codec and I/O errors of any kind
+        raise TracksError(
+            f"{where}: field {name!r}: cannot read the stored data (corrupt or truncated "
+            f"chunk?): {type(exc).__name__}: {exc}"
+        ) from exc
+    return np.ascontiguousarray(values, dtype=np.float32)
+
+
+def _refuse_infinite(values: np.ndarray, name: str, dims, ds, start: int, where: str) -> None:
+    bad = np.isinf(values)
+    if not bad.any():
+        return
+    first = np.argwhere(bad)[0]
+    at = [f"frame {start + int(first[0])}"] + [
+        f"{d} {str(ds[d].values[i])[:80]!r}" if d in ds.coords else f"{d} {i}"
+        for d, i in zip(dims[1:], first[1:], strict=True)
+        if d != "space"
+    ]
+    what = "missing keypoints are NaN" if name == "position" else "unknown confidence is NaN"
+    raise TracksError(
+        f"{where}: field {name!r}: {int(bad.sum())} infinite value(s) (first at "
+        f"{', '.join(at)}); {what}, never infinite"
+    )
+
+
+def _scale(position: np.ndarray, keypoints: Sequence[int], reference: np.ndarray) -> np.ndarray:
+    """Median over frames of track extent / reference extent of the same keypoints.
+
+    ``position`` is ``(T, S, K, I)``; ``reference`` ``(len(keypoints), 3)``. A frame
+    counts when at least two of the keypoints are observed and their reference points
+    are apart. Returns ``(n_individuals,)``, NaN where no frame counts.
+    """
+    sub = position[:, :, list(keypoints), :].astype(np.float64)  # (T, S, K, I)
+    seen = np.isfinite(sub).all(axis=1)  # (T, K, I)
+    ref = np.where(seen[:, None], np.asarray(reference, np.float64).T[None, :, :, None], np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # frames with nothing observed
+        track = np.nanmax(np.nanmax(sub, axis=2) - np.nanmin(sub, axis=2), axis=1)  # (T, I)
+        plan = np.nanmax(np.nanmax(ref, axis=2) - np.nanmin(ref, axis=2), axis=1)
+        floor = 1e-6 * float(np.max(np.ptp(reference, axis=0))) if len(reference) else 0.0
+        usable = (seen.sum(axis=1) >= 2) & (plan > floor)
+        ratio = np.where(usable, track / np.where(usable, plan, 1.0), np.nan)
+        return np.nanmedian(ratio, axis=0)
+
+
+def block_digest(
+    tracks_path: str | Path,
+    start: int,
+    stop: int,
+    keypoints: Sequence[int] | None = None,
+    reference: np.ndarray | None = None,
+) -> BlockDigest:
+    """Hash and check frames ``[start, stop)`` of a tracks store (runs on a worker).
 
     Parameters
     ----------
@@ -68,10 +153,19 @@ def block_digest(tracks_path: str | Path, start: int, stop: int) -> BlockDigest:
         Tracks zarr store.
     start, stop : int
         Frame range.
+    keypoints : sequence of int, optional
+        Keypoints whose size to compare with ``reference`` (those that map to joints).
+    reference : ndarray, shape (len(keypoints), 3), optional
+        Where those keypoints sit in a reference pose (the body plan's neutral pose).
 
     Returns
     -------
     BlockDigest
+
+    Raises
+    ------
+    TracksError
+        A chunk cannot be read, or a position or confidence is infinite.
     """
     with xr.open_zarr(tracks_path, consolidated=False, chunks=None) as ds:
         ds = ds.rename(
@@ -82,18 +176,18 @@ def block_digest(tracks_path: str | Path, start: int, stop: int) -> BlockDigest:
             }
         )
         block = ds.isel(time=slice(start, stop))
-        position = np.ascontiguousarray(
-            block["position"].transpose("time", "space", "keypoint", "individual").values,
-            dtype=np.float32,
-        )
-        confidence = np.ascontiguousarray(
-            block["confidence"].transpose("time", "keypoint", "individual").values,
-            dtype=np.float32,
-        )
+        where = f"{tracks_path}"
+        position = _read(block, "position", POSITION_DIMS, where)
+        confidence = _read(block, "confidence", CONFIDENCE_DIMS, where)
+        _refuse_infinite(position, "position", POSITION_DIMS, block, start, where)
+        _refuse_infinite(confidence, "confidence", CONFIDENCE_DIMS, block, start, where)
     digest = hashlib.sha256(position.tobytes())
     digest.update(confidence.tobytes())
     observed = np.isfinite(position).all(axis=1).sum(axis=0)
-    return BlockDigest(start, digest.hexdigest(), observed)
+    scale = None
+    if keypoints is not None and reference is not None:
+        scale = _scale(position, keypoints, reference)
+    return BlockDigest(start, digest.hexdigest(), observed, scale)
 
 
 def block_ranges(n_frames: int) -> list[tuple[int, int]]:
@@ -165,7 +259,18 @@ def fit_fingerprint(
 def input_digest(
     tracks_path: str | Path, ds: xr.Dataset, keypoints: Sequence[int], client: Any = None
 ) -> str:
-    """Return the content hash of a tracks store, its blocks hashed on the workers.
+    """Return the content hash of a tracks store (:func:`scan_input`'s digest)."""
+    return scan_input(tracks_path, ds, keypoints, client).digest
+
+
+def scan_input(
+    tracks_path: str | Path,
+    ds: xr.Dataset,
+    keypoints: Sequence[int],
+    client: Any = None,
+    reference: np.ndarray | None = None,
+) -> InputScan:
+    """Hash and check a tracks store, its blocks read on the workers.
 
     Parameters
     ----------
@@ -177,25 +282,35 @@ def input_digest(
         Keypoints that map to joints; if none of them is observed anywhere the session
         is all-NaN.
     client : distributed.Client, optional
+    reference : ndarray, shape (len(keypoints), 3), optional
+        The joints those keypoints observe, in the body plan's neutral pose: gives
+        :attr:`InputScan.scale`.
 
     Returns
     -------
-    str
-        :func:`combine_digests` of the blocks.
+    InputScan
 
     Raises
     ------
     TracksError
-        All-NaN session.
+        All-NaN session, unreadable chunk, infinite position or confidence (the earliest
+        bad block is reported).
     """
-    args = [(str(tracks_path), a, b) for a, b in block_ranges(ds.sizes["time"])]
+    keypoints = list(keypoints)
+    ranges = block_ranges(ds.sizes["time"])
+    args = [(str(tracks_path), a, b, keypoints, reference) for a, b in ranges]
     blocks, failures = run_tasks(block_digest, args, client)
     if failures:
-        raise failures[0][1]
+        raise min(failures, key=lambda f: f[0][1])[1]
     blocks = sorted(blocks, key=lambda b: b.start)
     if sum(int(b.observed[list(keypoints)].sum()) for b in blocks) == 0:
         raise TracksError(
             f"{tracks_path}: all-NaN session: no keypoint that maps to a joint is observed in "
             "any frame; nothing to fit"
         )
-    return combine_digests(ds, blocks)
+    scale = float("nan")
+    if reference is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # no frame with two keypoints
+            scale = float(np.nanmedian(np.concatenate([b.scale for b in blocks])))
+    return InputScan(combine_digests(ds, blocks), scale)

@@ -110,6 +110,12 @@ def make_tracks_dataset(
     -------
     xarray.Dataset
         Validated by :func:`validate_tracks`.
+
+    Raises
+    ------
+    TracksError
+        Malformed arrays or names, or an infinite position or confidence (missing
+        values are NaN).
     """
     position = np.asarray(position, dtype=np.float32)
     if position.ndim == 3:
@@ -124,6 +130,14 @@ def make_tracks_dataset(
     confidence = np.asarray(confidence, dtype=np.float32)
     if confidence.ndim == 2:
         confidence = confidence[..., np.newaxis]
+    where = str(source_file) if source_file else "<in-memory>"
+    for name, values in (("position", position), ("confidence", confidence)):
+        if np.isinf(values).any():
+            frame = int(np.argwhere(np.isinf(values))[0][0])
+            raise TracksError(
+                f"{where}: field {name!r}: {int(np.isinf(values).sum())} infinite value(s) "
+                f"(first at frame {frame}); missing values are NaN, never infinite"
+            )
     if time is not None:
         time_coord, time_unit = np.asarray(time, dtype=np.float64), "seconds"
     elif fps is not None:
@@ -154,7 +168,7 @@ def make_tracks_dataset(
         },
         attrs=attrs,
     )
-    return validate_tracks(ds, source=str(source_file) if source_file else "<in-memory>")
+    return validate_tracks(ds, source=where)
 
 
 def _check_names(ds: xr.Dataset, dim: str, problems: list[str]) -> None:
