@@ -84,6 +84,8 @@ def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper) -> P
             f"{type(mapper).__name__} and a body plan with {nj} joints"
         )
     present = np.isfinite(t).all(axis=-1)  # (T, C, J)
+    if dt != np.float64:  # beyond the working precision's range: missing
+        present &= (np.abs(np.where(present[..., None], t, 0.0)) <= np.finfo(dt).max).all(-1)
     if weights is None:
         w = np.ones(t.shape[:3])
     else:
@@ -103,6 +105,7 @@ def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper) -> P
     if config.min_confidence > 0:
         w[w < config.min_confidence] = 0.0
     w = np.where(present, w, 0.0) * plan.joint_weight_scalers
+    w = np.minimum(w, np.finfo(dt).max)  # absurd weights overflow the cost: flagged frames
     obs = np.where((w > 0)[..., None], t, 0.0)
     return Problem(plan, model, mapper, config, obs.astype(dt), w.astype(dt))
 
@@ -192,24 +195,26 @@ def kabsch_root(prob: Problem, frames: np.ndarray, q: np.ndarray):
     quat[:, 0] = 1.0
     if not model.free_base or not isinstance(prob.mapper, Identity3D):
         return pos, quat
-    local = fk_state(model, q, need_axes=False).positions  # (S, J, 3)
-    target = prob.obs[frames, 0]
-    w = prob.weight[frames, 0]
+    # float64 throughout: products of far float32 targets overflow the working precision
+    local = fk_state(model, q, need_axes=False).positions.astype(np.float64)  # (S, J, 3)
+    target = prob.obs[frames, 0].astype(np.float64)
+    w = prob.weight[frames, 0].astype(np.float64)
     wsum = w.sum(axis=1)
-    has = wsum > 0
+    has = (wsum > 0) & np.isfinite(wsum)
     wn = w / np.where(has, wsum, 1.0)[:, None]
     c_local = np.einsum("sj,sjk->sk", wn, local)
     c_target = np.einsum("sj,sjk->sk", wn, target)
     h = np.einsum("sj,sja,sjb->sab", wn, local - c_local[:, None], target - c_target[:, None])
-    u, sv, vt = np.linalg.svd(h.astype(np.float64))
+    finite = has & np.isfinite(h).all(axis=(1, 2)) & np.isfinite(c_target).all(axis=1)
+    h = np.where(finite[:, None, None], h, np.eye(3))  # SVD raises on non-finite input
+    u, sv, vt = np.linalg.svd(h)
     det = np.sign(np.linalg.det(np.matmul(u, vt)))
     fix = np.ones((s, 3))
     fix[:, 2] = det
     rot = np.matmul(vt.transpose(0, 2, 1) * fix[:, None, :], u.transpose(0, 2, 1))
     enough = ((w > 0).sum(axis=1) >= 3) & (sv[:, 1] > 1e-9 * np.maximum(sv[:, 0], 1e-30))
-    rot = np.where(enough[:, None, None], rot, np.eye(3))
+    rot = np.where((finite & enough)[:, None, None], rot, np.eye(3))
     quat = matrix_to_quat(rot).astype(dt)
-    pos = np.where(
-        has[:, None], c_target - np.einsum("sab,sb->sa", rot.astype(dt), c_local), 0.0
-    ).astype(dt)
-    return pos, quat
+    pos = np.where(finite[:, None], c_target - np.einsum("sab,sb->sa", rot, c_local), 0.0)
+    big = np.finfo(dt).max
+    return np.clip(pos, -big, big).astype(dt), quat

@@ -75,13 +75,26 @@ def _apply(prob: Problem, pose: _Pose, step: np.ndarray):
     return _Pose(root_pos, root_quat.astype(model.dtype), q_new), active, max_pos, max_ang
 
 
+def _finite(pose: _Pose) -> np.ndarray:
+    """``(L,)`` bool: every number of the lane's pose is finite."""
+    return (
+        np.isfinite(pose.q).all(axis=1)
+        & np.isfinite(pose.root_pos).all(axis=1)
+        & np.isfinite(pose.root_quat).all(axis=1)
+    )
+
+
 def _iterate(prob: Problem, frames: np.ndarray, pose: _Pose, lam: np.ndarray):
     """One GN or LM iteration for a batch of lanes.
+
+    A lane whose objective overflows (far targets or huge weights in the working
+    precision) or whose step would leave a non-finite pose keeps its pose and is never
+    done, so it stops after ``n_iterations`` as not converged, finite.
 
     Returns
     -------
     pose : _Pose
-        The new poses (unchanged where an LM step was rejected).
+        The new poses (unchanged where an LM step was rejected or the lane overflowed).
     done : (L,) bool
         The lane met its stopping criterion.
     active : (L, N) bool
@@ -89,16 +102,25 @@ def _iterate(prob: Problem, frames: np.ndarray, pose: _Pose, lam: np.ndarray):
     lam : (L,) array
         Updated damping.
     """
+    with np.errstate(over="ignore", invalid="ignore"):  # overflowing lanes are caught below
+        return _iterate_lanes(prob, frames, pose, lam)
+
+
+def _iterate_lanes(prob: Problem, frames: np.ndarray, pose: _Pose, lam: np.ndarray):
     cfg, model = prob.config, prob.model
     ev = evaluate(prob, frames, pose.root_pos, pose.root_quat, pose.q, need_jac=True)
     hj = prob.mapper.jacobian(ev.st.positions)
     step = solve_normal(model, ev.st, ev.residual, ev.weight, hj, pose.q, cfg.neutral_weight, lam)
     new, active, max_pos, max_ang = _apply(prob, pose, step)
-    small = (max_pos < cfg.position_tolerance) & (max_ang < cfg.angle_tolerance)
+    broken = ~(np.isfinite(ev.cost) & _finite(new))
+    if broken.any():
+        new.put(np.flatnonzero(broken), pose.take(np.flatnonzero(broken)))
+        active = active & ~broken[:, None]
+    small = (max_pos < cfg.position_tolerance) & (max_ang < cfg.angle_tolerance) & ~broken
     if cfg.mode == "gn":
         return new, small, active, lam
     cand = evaluate(prob, frames, new.root_pos, new.root_quat, new.q, need_jac=False)
-    accept = cand.cost <= ev.cost
+    accept = (cand.cost <= ev.cost) & ~broken
     keep = ~accept
     new.root_pos[keep] = pose.root_pos[keep]
     new.root_quat[keep] = pose.root_quat[keep]
@@ -106,7 +128,7 @@ def _iterate(prob: Problem, frames: np.ndarray, pose: _Pose, lam: np.ndarray):
     lam = np.where(accept, np.maximum(lam * 0.3, cfg.damping), lam * 10.0)
     stalled = lam > 1e10
     flat = np.abs(ev.cost - cand.cost) <= 1e-14 * np.maximum(ev.cost, 1e-30)
-    done = (accept & small) | stalled | flat
+    done = ((accept & small) | stalled | flat) & ~broken
     return new, done, active & accept[:, None], lam
 
 
@@ -305,6 +327,7 @@ def _finalize(prob: Problem, pose: _Pose, iterations, converged, limit_active) -
     mx = np.zeros(t, dt)
     observed = np.zeros(t, np.int32)
     joint_rot = np.empty((t, nj, 4), dt)
+    big = np.finfo(dt).max  # far but finite residuals stay finite in the working precision
     for a in range(0, t, 4096):
         idx = np.arange(a, min(a + 4096, t))
         free = model.free_base
@@ -313,16 +336,18 @@ def _finalize(prob: Problem, pose: _Pose, iterations, converged, limit_active) -
             model, pose.q[idx], pose.root_pos[idx] if free else None, rot, need_axes=False
         )
         fitted[idx] = st.positions
-        r = prob.obs[idx] - prob.mapper.project(st.positions)
+        # diagnostics in float64: squared float32 residuals of far targets overflow
+        r = prob.obs[idx].astype(np.float64) - prob.mapper.project(st.positions)
         seen = (prob.weight[idx] > 0) & np.isfinite(r).all(axis=-1)  # (S, C, J)
         d2 = np.where(seen, np.sum(np.where(seen[..., None], r, 0.0) ** 2, axis=-1), 0.0)
         nviews = seen.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            residuals[idx] = np.where(nviews > 0, np.sqrt(d2.sum(axis=1) / nviews), np.nan)
+            res = np.where(nviews > 0, np.sqrt(d2.sum(axis=1) / nviews), np.nan)
+            residuals[idx] = np.minimum(res, big)
         count = seen.sum(axis=(1, 2))
         observed[idx] = count
-        rms[idx] = np.sqrt(d2.sum(axis=(1, 2)) / np.maximum(count, 1))
-        mx[idx] = np.sqrt(d2.max(axis=(1, 2), initial=0.0))
+        rms[idx] = np.minimum(np.sqrt(d2.sum(axis=(1, 2)) / np.maximum(count, 1)), big)
+        mx[idx] = np.minimum(np.sqrt(d2.max(axis=(1, 2), initial=0.0)), big)
         joint_rot[idx] = matrix_to_quat(local_rotation_matrices(model, pose.q[idx]))
     return FitResult(
         dof_values=pose.q,
