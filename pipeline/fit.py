@@ -100,6 +100,9 @@ class FitReport:
     fingerprint : str
     unmapped_keypoints : tuple of str
         Track keypoints that observe no joint.
+    not_converged : int or None
+        Frame-individuals the solver did not converge on (stored as a NaN-free best
+        effort with ``converged = False``); None for an older store that was skipped.
     """
 
     out: Path
@@ -111,6 +114,7 @@ class FitReport:
     seconds: float
     fingerprint: str
     unmapped_keypoints: tuple[str, ...] = ()
+    not_converged: int | None = None
 
 
 def _fault_hook(k: int) -> None:
@@ -335,7 +339,13 @@ def fit_session(
     )
     current = store_attrs(out)
     if not force and current.get("complete") and current.get("fingerprint") == fingerprint:
-        return FitReport(skipped=True, chunks_fitted=(), seconds=time.perf_counter() - t0, **report)
+        return FitReport(
+            skipped=True,
+            chunks_fitted=(),
+            seconds=time.perf_counter() - t0,
+            not_converged=current.get("not_converged"),
+            **report,
+        )
     partial = partial_path(out)
     attrs = _provenance(plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha)
     if force or not _resumable(partial, fingerprint, layout):
@@ -380,8 +390,12 @@ def fit_session(
         chunks_this_run=len(fitted),
         frames_per_s=frames_now / wall if wall > 0 else None,
     )
-    finalize(partial, layout, {"timings": timings})
+    not_converged = finalize(partial, layout, {"timings": timings})
     publish(partial, out)
     return FitReport(
-        skipped=False, chunks_fitted=fitted, seconds=time.perf_counter() - t0, **report
+        skipped=False,
+        chunks_fitted=fitted,
+        seconds=time.perf_counter() - t0,
+        not_converged=not_converged,
+        **report,
     )

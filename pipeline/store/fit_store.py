@@ -260,8 +260,15 @@ def store_attrs(path: str | Path) -> dict[str, Any]:
         return {}
 
 
-def finalize(path: str | Path, layout: FitLayout, attrs: Mapping[str, Any]) -> None:
-    """Compute the seam disagreements and write the final attrs (single writer)."""
+def finalize(path: str | Path, layout: FitLayout, attrs: Mapping[str, Any]) -> int:
+    """Compute the seam disagreements and write the final attrs (single writer).
+
+    Returns
+    -------
+    int
+        Frame-individuals the solver did not converge on (also stored as the attr
+        ``not_converged``).
+    """
     ds = xr.open_zarr(path, consolidated=False)
     n_ind, overlap = len(layout.individuals), layout.overlap_frames
     seam = np.full((layout.n_chunks, n_ind), np.nan, dtype=np.float32)
@@ -277,7 +284,12 @@ def finalize(path: str | Path, layout: FitLayout, attrs: Mapping[str, Any]) -> N
         path, region={"seam": slice(0, layout.n_chunks)}, mode="r+", consolidated=False
     )
     group = zarr.open_group(path, mode="r+", zarr_format=3)
-    group.attrs.update({**attrs, "complete": True, "finished": dt.datetime.now(dt.UTC).isoformat()})
+    not_converged = int(np.count_nonzero(~np.asarray(group["converged"][...])))
+    finished = dt.datetime.now(dt.UTC).isoformat()
+    group.attrs.update(
+        {**attrs, "not_converged": not_converged, "complete": True, "finished": finished}
+    )
+    return not_converged
 
 
 def open_fit(path: str | Path) -> xr.Dataset:
