@@ -1,0 +1,278 @@
+"""Prefect flows over an archive: ingest, fit, reprocess (the scheduled job), export.
+
+``reprocess_archive`` starts ONE Dask cluster for the run and hands its scheduler address
+to the ``ingest_archive`` and ``fit_archive`` subflows, which connect to it. Sessions are
+processed concurrently up to ``chunking.concurrent_sessions``; a session that fails is
+reported in the summary and does not stop the others. Stores are passed between tasks as
+paths, never as arrays.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger  # noqa: TID251 - flows/ is where prefect lives
+from prefect.futures import as_completed  # noqa: TID251
+from prefect.task_runners import ThreadPoolTaskRunner  # noqa: TID251
+
+from flows.tasks import (
+    discover_task,
+    export_task,
+    fit_task,
+    ingest_task,
+    outputs_of,
+    publish_task,
+    report_task,
+)
+from pipeline.bodyplan import load_body_plan, mannequin
+from pipeline.cluster import ClusterConfig, close_client, make_client
+from pipeline.config import ArchiveConfig, ChunkingConfig, RunConfig, SolverSettings
+from pipeline.discover import session_store
+from pipeline.summary import ArchiveSummary, SessionOutcome
+
+#: Key of the summary artifact (one artifact, a new version per run).
+SUMMARY_ARTIFACT = "kinefit-archive-summary"
+_RUNNER = ThreadPoolTaskRunner(max_workers=32)
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """Result of :func:`ingest_archive`.
+
+    Attributes
+    ----------
+    tracks : dict
+        Session name -> tracks store, for every session that is ready to fit.
+    failures : tuple of SessionOutcome
+        Sessions that could not be discovered or ingested.
+    written : int
+        Sessions (re)written in this run; the others were current.
+    """
+
+    tracks: dict[str, str] = field(default_factory=dict)
+    failures: tuple[SessionOutcome, ...] = ()
+    written: int = 0
+
+
+@contextmanager
+def dask_client(cluster: ClusterConfig | str | None) -> Iterator[Any]:
+    """A client for a cluster config, a scheduler address, or None (in this process).
+
+    A config's cluster is started here and closed on exit; an address is only connected
+    to. ``mode: local`` with ``n_workers: 0`` means no cluster at all.
+    """
+    if cluster is None or (
+        isinstance(cluster, ClusterConfig) and cluster.mode == "local" and cluster.n_workers == 0
+    ):
+        yield None
+        return
+    if isinstance(cluster, str):
+        from distributed import Client
+
+        client = Client(cluster)
+        try:
+            yield client
+        finally:
+            client.close()
+        return
+    client = make_client(cluster)
+    try:
+        yield client
+    finally:
+        close_client(client)
+
+
+def _run_windowed(
+    submit: Callable[[Any], Any], items: Sequence[Any], limit: int
+) -> Iterator[tuple[Any, Any]]:
+    """Submit ``submit(item)`` with at most ``limit`` running; yield (item, future) as done."""
+    pending: dict[Any, Any] = {}
+    for item in items:
+        if len(pending) >= limit:
+            done = next(as_completed(list(pending)))
+            yield pending.pop(done), done
+        pending[submit(item)] = item
+    for done in as_completed(list(pending)):
+        yield pending.pop(done), done
+
+
+def _error(future: Any) -> BaseException | None:
+    future.wait()
+    if future.state.is_completed():
+        return None
+    result = future.result(raise_on_failure=False)
+    return result if isinstance(result, BaseException) else RuntimeError(str(future.state))
+
+
+@flow(name="ingest-archive", task_runner=_RUNNER)
+def ingest_archive(
+    archive: ArchiveConfig,
+    tracks_root: str,
+    chunk_frames: int = 4096,
+    cluster: ClusterConfig | str | None = None,
+    force: bool = False,
+    concurrency: int = 4,
+) -> Ingested:
+    """Discover an archive's sessions and ingest each into ``<tracks_root>/<name>.zarr``.
+
+    Unchanged files (same content, reader and options) are not rewritten.
+    """
+    logger = get_run_logger()
+    try:
+        sources = discover_task(archive)
+    except Exception as exc:  # noqa: BLE001 - reported as the run's one failure
+        logger.error("cannot discover sessions in %s: %s", archive.path, exc)
+        return Ingested(failures=(SessionOutcome.failure("*", "discover", exc),))
+    logger.info("%d session(s) in %s", len(sources), archive.path)
+    tracks, failures, written = {}, [], 0
+    with dask_client(cluster) as client:
+
+        def submit(source: Any) -> Any:
+            out = str(session_store(tracks_root, source.name))
+            return ingest_task.submit(source, out, chunk_frames, force, client)
+
+        for n, (source, future) in enumerate(_run_windowed(submit, sources, concurrency), 1):
+            error = _error(future)
+            if error is None:
+                report = future.result()
+                tracks[source.name] = str(report.out)
+                written += not report.skipped
+                what = "current" if report.skipped else f"ingested {report.n_frames} frames"
+                logger.info("[%d/%d] %s: %s", n, len(sources), source.name, what)
+            else:
+                failures.append(SessionOutcome.failure(source.name, "ingest", error))
+                logger.error("[%d/%d] %s: ingest failed: %s", n, len(sources), source.name, error)
+    return Ingested(dict(sorted(tracks.items())), tuple(failures), written)
+
+
+def _tracks_sessions(tracks_root: str) -> dict[str, str]:
+    root = Path(tracks_root)
+    stores = sorted(p for p in root.rglob("*.zarr") if not p.name.startswith("."))
+    return {str(p.relative_to(root).with_suffix("")): str(p) for p in stores}
+
+
+@flow(name="fit-archive", task_runner=_RUNNER)
+def fit_archive(
+    tracks_root: str,
+    body_plan: str,
+    solver: SolverSettings,  # type: ignore[valid-type]
+    fits_root: str,
+    cluster: ClusterConfig | str | None = None,
+    chunking: ChunkingConfig | None = None,
+    keypoint_map: dict[str, str] | str | None = None,
+    sessions: list[str] | None = None,
+    force: bool = False,
+) -> list[SessionOutcome]:
+    """Fit the stale sessions of ``tracks_root`` into ``<fits_root>/<name>.zarr``.
+
+    Each session's fingerprint (input, body plan, solver, kinefit version) decides: a
+    current fit is skipped, anything else is (re)fitted, resuming finished chunks. The
+    sessions share one Dask cluster; up to ``chunking.concurrent_sessions`` run at once.
+    """
+    logger = get_run_logger()
+    chunking = chunking or ChunkingConfig()
+    plan = mannequin() if body_plan == "mannequin" else load_body_plan(body_plan)
+    solver_config = RunConfig(solver=solver).solver_config
+    found = _tracks_sessions(tracks_root)
+    names = sorted(found) if sessions is None else list(sessions)
+    outcomes = []
+    with dask_client(cluster) as client:
+
+        def submit(name: str) -> Any:
+            tracks = str(session_store(tracks_root, name))
+            out = str(session_store(fits_root, name))
+            return fit_task.submit(
+                name,
+                tracks,
+                plan,
+                solver_config,
+                out,
+                chunking.chunk_frames,
+                chunking.overlap_frames,
+                keypoint_map,
+                force,
+                client,
+            )
+
+        windows = _run_windowed(submit, names, chunking.concurrent_sessions)
+        for n, (name, future) in enumerate(windows, 1):
+            error = _error(future)
+            if error is None:
+                outcome = future.result()
+                rms = "n/a" if outcome.rms is None else f"{outcome.rms:.4g}"
+                logger.info(
+                    "[%d/%d] %s: %s, %d frames, median RMS %s",
+                    n,
+                    len(names),
+                    name,
+                    outcome.status,
+                    outcome.frames,
+                    rms,
+                )
+            else:
+                outcome = SessionOutcome.failure(name, "fit", error)
+                logger.error("[%d/%d] %s: fit failed: %s", n, len(names), name, error)
+            outcomes.append(outcome)
+    return sorted(outcomes, key=lambda o: o.session)
+
+
+@flow(name="reprocess-archive")
+def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
+    """Ingest, fit the stale sessions, report: the scheduled job.
+
+    Returns the run's :class:`~pipeline.summary.ArchiveSummary` (sessions fitted /
+    skipped / failed, frames, frames per second, worst sessions by RMS), also published
+    as the markdown artifact ``kinefit-archive-summary``.
+    """
+    t0 = time.perf_counter()
+    outputs = config.outputs
+    with dask_client(config.cluster) as client:
+        address = None if client is None else client.scheduler.address
+        ingested = ingest_archive(
+            config.archive,
+            str(outputs.tracks_dir),
+            config.chunking.tracks_chunk_frames,
+            cluster=address,
+            force=force,
+            concurrency=max(config.chunking.concurrent_sessions, 2),
+        )
+        t1 = time.perf_counter()
+        outcomes = fit_archive(
+            str(outputs.tracks_dir),
+            config.body_plan,
+            config.solver,
+            str(outputs.fits_dir),
+            cluster=address,
+            chunking=config.chunking,
+            keypoint_map=config.keypoint_map,
+            sessions=list(ingested.tracks),
+            force=force,
+        )
+        fit_seconds = time.perf_counter() - t1
+    fitted = [o for o in outcomes if o.status == "fitted" and o.fit]
+    for format in outputs.exports:
+        for outcome in fitted:
+            export_task(outcome.fit, format, outputs_of(outcome.fit, format))
+    report = None
+    if outputs.write_report and any(o.status != "failed" for o in outcomes):
+        report = report_task(str(outputs.fits_dir), str(outputs.report_path))
+    summary = ArchiveSummary(
+        tuple(sorted(ingested.failures + tuple(outcomes), key=lambda o: o.session)),
+        fit_seconds=fit_seconds,
+        seconds=time.perf_counter() - t0,
+        unit=next((o.unit for o in outcomes if o.unit), None),
+        report=report,
+    )
+    publish_task(summary, SUMMARY_ARTIFACT)
+    return summary
+
+
+@flow(name="export-session")
+def export_session(fit: str, format: str = "csv", out: str | None = None) -> str:
+    """Run an exporter over one fit store (``csv``: DOF trajectories); returns the file."""
+    return export_task(fit, format, out or outputs_of(fit, format))

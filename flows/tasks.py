@@ -1,0 +1,137 @@
+"""Prefect tasks: each is a few lines around one ``pipeline`` call.
+
+Tasks run in the flow's process. Heavy work goes to the Dask cluster as plain dask work
+through a ``distributed.Client`` (``pipeline.fit.fit_session`` submits one task per time
+chunk; ingestion is submitted as one plain function call), so Dask workers never import
+prefect. Tasks use ``cache_policy=NONE``: skipping finished work is decided by kinefit's
+fingerprints and chunk markers, never by Prefect's cache (STACK.md: results would pile up
+under ``PREFECT_HOME/storage`` and cache hits could skip writes). Retries wrap idempotent
+work only (ingest writes atomically, fits resume) and only for transient errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from prefect import task  # noqa: TID251 - flows/ is where prefect lives
+from prefect.artifacts import create_markdown_artifact  # noqa: TID251
+from prefect.cache_policies import NONE  # noqa: TID251
+
+from pipeline.bodyplan import BodyPlan
+from pipeline.discover import SessionSource, discover_sessions
+from pipeline.fit import fit_session
+from pipeline.ingest import IngestReport, ingest_session
+from pipeline.solve import SolverConfig
+from pipeline.summary import ArchiveSummary, SessionOutcome, fit_outcome
+
+#: Exceptions worth a retry (I/O hiccups, lost workers), never bad input.
+_PERMANENT = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError)
+
+
+def is_transient(exc: BaseException | None) -> bool:
+    """True for errors a retry may cure: network/I-O trouble or a lost dask worker."""
+    while exc is not None:
+        name = type(exc).__name__
+        if isinstance(exc, TimeoutError | ConnectionError) or name in (
+            "KilledWorker",
+            "CommClosedError",
+        ):
+            return True
+        if isinstance(exc, OSError) and not isinstance(exc, _PERMANENT):
+            return True
+        exc = exc.__cause__
+    return False
+
+
+def _retry_transient(task: Any, task_run: Any, state: Any) -> bool:
+    try:
+        state.result()
+    except Exception as exc:  # noqa: BLE001 - inspected, not handled
+        return is_transient(exc)
+    return False
+
+
+_TASK: dict[str, Any] = {"cache_policy": NONE, "persist_result": False}
+_RETRY: dict[str, Any] = {
+    "retries": 2,
+    "retry_delay_seconds": 5,
+    "retry_condition_fn": _retry_transient,
+}
+
+
+@task(name="discover-sessions", **_TASK)
+def discover_task(archive: Any) -> list[SessionSource]:
+    """Find the sessions of an archive (:func:`pipeline.discover.discover_sessions`)."""
+    return discover_sessions(archive)
+
+
+@task(name="ingest-session", task_run_name="ingest {source.name}", **_TASK, **_RETRY)
+def ingest_task(
+    source: SessionSource, out: str, chunk_frames: int, force: bool, client: Any = None
+) -> IngestReport:
+    """Ingest one session into its tracks store, on the cluster when there is one."""
+    if client is None:
+        return ingest_session(source, out, chunk_frames, force=force)
+    future = client.submit(ingest_session, source, out, chunk_frames, force=force, pure=False)
+    return future.result()
+
+
+@task(name="fit-session", task_run_name="fit {session}", **_TASK, **_RETRY)
+def fit_task(
+    session: str,
+    tracks: str,
+    plan: BodyPlan,
+    solver: SolverConfig,
+    out: str,
+    chunk_frames: int | None,
+    overlap_frames: int,
+    keypoint_map: dict[str, str] | str | None,
+    force: bool,
+    client: Any = None,
+) -> SessionOutcome:
+    """Fit one session on the cluster (one dask task per time chunk); resumable."""
+    report = fit_session(
+        tracks,
+        plan,
+        solver,
+        out,
+        client=client,
+        chunk_frames=chunk_frames,
+        overlap_frames=overlap_frames,
+        force=force,
+        keypoint_map=keypoint_map,
+    )
+    return fit_outcome(session, report)
+
+
+@task(name="archive-report", **_TASK)
+def report_task(fits_root: str, out: str) -> str:
+    """Write the archive's HTML report (:func:`pipeline.inspect.report.write_archive_report`)."""
+    from pipeline.inspect.report import write_archive_report
+
+    return str(write_archive_report(fits_root, out))
+
+
+@task(name="export-session", task_run_name="export {fit} as {format}", **_TASK)
+def export_task(fit: str, format: str, out: str, overwrite: bool = True) -> str:
+    """Run an exporter over a fit store (``csv``: DOF trajectories)."""
+    from pipeline.export.csv import export_csv
+
+    if format != "csv":
+        raise ValueError(f"unknown export format {format!r}; valid formats: csv")
+    return str(export_csv(fit, out, overwrite=overwrite))
+
+
+@task(name="publish-summary", **_TASK)
+def publish_task(summary: ArchiveSummary, key: str) -> str:
+    """Publish the run's summary as a Prefect markdown artifact (shown in the UI)."""
+    markdown = summary.to_markdown()
+    create_markdown_artifact(markdown, key=key, description="kinefit archive run summary")
+    return markdown
+
+
+def outputs_of(fit: str, format: str) -> str:
+    """Where an export of a fit store goes: beside it, same name, the format's suffix."""
+    path = Path(fit)
+    return str(path.with_name(f"{path.name.removesuffix('.zarr')}.{format}"))

@@ -1,0 +1,156 @@
+"""Files of the run config: safe YAML loading, merging, ``--set``, paths, shipped configs.
+
+Kept apart from the models in :mod:`pipeline.config`. Only ``yaml.safe_load`` semantics
+are used (a :class:`yaml.SafeLoader` subclass that also reads ``1e-6`` as a float, which
+plain YAML 1.1 reads as a string).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: Reader options whose values are file paths (resolved like the config's own paths).
+PATH_OPTIONS: tuple[str, ...] = ("skeleton_file", "meta")
+
+
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that also reads exponent floats without a dot (``1e-6``)."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)"
+        r"|\.[0-9_]+(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+0123456789."),
+)
+
+
+def safe_load(text: str) -> Any:
+    """``yaml.safe_load`` with exponent floats (``1e-6``) read as floats."""
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+
+
+def load_yaml(path: str | Path) -> Any:
+    """Read a YAML file safely."""
+    return safe_load(Path(path).read_text(encoding="utf-8"))
+
+
+def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` updated by ``extra``, recursively for mappings; ``None`` in extra is skipped."""
+    out = dict(base)
+    for key, value in extra.items():
+        if value is None:
+            continue
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def parse_assignment(text: str) -> dict[str, Any]:
+    """``"solver.n_iterations=20"`` -> ``{"solver": {"n_iterations": 20}}`` (value is YAML)."""
+    key, sep, value = text.partition("=")
+    parts = key.strip().split(".")
+    if not sep or not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p) for p in parts):
+        raise ValueError(f"expected key.path=value, got {text!r}")
+    out: Any = safe_load(value) if value.strip() else None
+    for part in reversed(parts):
+        out = {part: out}
+    return out
+
+
+def _is_url(value: str) -> bool:
+    return "://" in value or value.startswith("simplecache::")
+
+
+def _absolute(value: Any, base: Path) -> Any:
+    if not isinstance(value, str) or not value or _is_url(value):
+        return value
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else (base / path).resolve())
+
+
+def resolve_paths(data: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    """Make the config's file paths absolute against ``base`` (raw, unvalidated data).
+
+    Touched: ``archive.path``, path-valued reader options, ``body_plan`` (unless
+    ``mannequin``), ``keypoint_map`` (a file), ``outputs.{root,tracks,fits,report}`` and a
+    cluster preset given as a YAML file. URLs and anything of an unexpected type are left
+    for validation to report.
+    """
+    out = dict(data)
+    archive = out.get("archive")
+    if isinstance(archive, Mapping):
+        archive = dict(archive)
+        archive["path"] = _absolute(archive.get("path"), base) if "path" in archive else None
+        if archive["path"] is None:
+            del archive["path"]
+        options = archive.get("options")
+        if isinstance(options, Mapping):
+            archive["options"] = {
+                k: _absolute(v, base) if k in PATH_OPTIONS else v for k, v in options.items()
+            }
+        out["archive"] = archive
+    if out.get("body_plan") != "mannequin" and "body_plan" in out:
+        out["body_plan"] = _absolute(out["body_plan"], base)
+    if "keypoint_map" in out:
+        out["keypoint_map"] = _absolute(out["keypoint_map"], base)
+    outputs = out.get("outputs")
+    if isinstance(outputs, Mapping):
+        out["outputs"] = {
+            k: _absolute(v, base) if k in ("root", "tracks", "fits", "report") else v
+            for k, v in outputs.items()
+        }
+    cluster = out.get("cluster")
+    preset = cluster.get("preset") if isinstance(cluster, Mapping) else cluster
+    if isinstance(preset, str) and preset.endswith((".yaml", ".yml")):
+        resolved = _absolute(preset, base)
+        out["cluster"] = (
+            {**cluster, "preset": resolved} if isinstance(cluster, Mapping) else resolved
+        )
+    return out
+
+
+def config_dir() -> Path:
+    """The folder of the shipped configs (``default.yaml``, ``cluster/*.yaml``)."""
+    here = Path(__file__).resolve().parent
+    shipped = here / "configs"  # package data (a link to the checkout's configs/)
+    return shipped if shipped.is_dir() else here.parent / "configs"
+
+
+def default_config_path() -> Path:
+    """The built-in run config (the demo's defaults)."""
+    return config_dir() / "default.yaml"
+
+
+def cluster_presets() -> dict[str, Path]:
+    """Cluster presets by name (``configs/cluster/<name>.yaml``)."""
+    return {p.stem: p for p in sorted((config_dir() / "cluster").glob("*.yaml"))}
+
+
+def load_preset(preset: Any) -> dict[str, Any]:
+    """The settings of a cluster preset: a name from :func:`cluster_presets` or a YAML file."""
+    presets = cluster_presets()
+    if isinstance(preset, str) and preset in presets:
+        path = presets[preset]
+    elif isinstance(preset, str) and preset.endswith((".yaml", ".yml")) and Path(preset).is_file():
+        path = Path(preset)
+    else:
+        raise ValueError(
+            f"unknown cluster preset {preset!r}; valid presets: {', '.join(presets)} "
+            "(or a YAML file of cluster settings)"
+        )
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a cluster preset is a YAML mapping")
+    return data
