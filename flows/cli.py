@@ -1,24 +1,34 @@
 """The ``kinefit`` command line (typer + rich).
 
-Each command is a thin shell around one ``pipeline`` call. Errors print one clear message
-and exit with status 1; ``--verbose`` shows the traceback. Prefect is never imported at
-the top level here: commands that run flows import them when called.
+Commands: ``demo``, ``ingest``, ``fit``, ``reprocess``, ``serve``, ``export`` (``csv``,
+``kimodo``), ``report``, ``config show``, ``body-plan validate|show``. Each is a thin shell
+around ``pipeline`` calls or a Prefect flow. Errors print one clear line and exit with
+status 1; ``--verbose`` shows the traceback. Nothing heavy is imported at the top level
+(no numpy, no prefect), so ``kinefit --help`` is fast; commands import what they need.
 """
 
 from __future__ import annotations
 
-import os
 import time
-import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from flows.cli_common import (
+    ConfigOption,
+    Verbose,
+    cluster_override,
+    console,
+    err_console,
+    guard,
+    load_plan,
+    parse_options,
+    say,
+)
 
 app = typer.Typer(
     name="kinefit",
@@ -27,89 +37,67 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(stderr=False)
-err_console = Console(stderr=True)
-
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks on errors.")]
-
-
-@contextmanager
-def _guard(verbose: bool) -> Iterator[None]:
-    """Turn any exception into one clear message and exit status 1; show warnings."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            yield
-        except typer.Exit:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the CLI reports every failure the same way
-            _show_warnings(caught)
-            if verbose:
-                err_console.print_exception()
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
-    _show_warnings(caught)
-
-
-def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
-    seen = set()
-    for w in caught:
-        text = str(w.message)
-        if text not in seen and not issubclass(w.category, DeprecationWarning | FutureWarning):
-            seen.add(text)
-            err_console.print(f"[yellow]warning:[/] {text}", highlight=False, soft_wrap=True)
-
-
-def _load_plan(spec: str) -> Any:
-    from pipeline.bodyplan import load_body_plan, mannequin
-
-    return mannequin() if spec == "mannequin" else load_body_plan(spec)
+_guard = guard  # the name flows/cli_kimodo.py imports
+__all__ = ["_guard", "app", "console", "err_console", "main"]
 
 
 @app.command()
 def ingest(
     source: Annotated[Path, typer.Argument(help="Tracks file (any registered format).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Tracks zarr store to write.")],
-    fps: Annotated[float | None, typer.Option(help="Frame rate, if the file lacks it.")] = None,
+    fps: Annotated[
+        float | None, typer.Option(help="Frame rate, used only if the file has none.")
+    ] = None,
     format: Annotated[
         str | None, typer.Option("--format", "-f", help="Reader name; default by suffix.")
     ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option", "-O", help="Reader option key=value (repeatable), e.g. -O unit=mm."
+        ),
+    ] = None,
+    skeleton_file: Annotated[
+        Path | None, typer.Option(help="Kimodo reader: skeletons JSON file.")
+    ] = None,
+    skeleton: Annotated[str | None, typer.Option(help="Kimodo reader: skeleton name.")] = None,
     keypoint_map: Annotated[
         Path | None, typer.Option(help="YAML map renaming track keypoints (old: new).")
     ] = None,
-    chunk_frames: Annotated[int, typer.Option(help="Frames per zarr chunk.")] = 4096,
+    chunk_frames: Annotated[int | None, typer.Option(help="Frames per zarr chunk.")] = None,
+    config: ConfigOption = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing store.")] = False,
     verbose: Verbose = False,
 ) -> None:
-    """Read keypoint tracks into a validated, time-chunked zarr tracks store."""
-    with _guard(verbose):
+    """Read one keypoint tracks file into a validated, time-chunked zarr tracks store.
+
+    Reader options come from the run config's ``archive`` section (--config), then
+    --option key=value pairs and --skeleton-file/--skeleton (Kimodo constraints files).
+    """
+    with guard(verbose):
+        from pipeline.config import RunConfig, load_run_config
         from pipeline.store import write_tracks
         from pipeline.tracks import read_tracks
         from pipeline.tracks.mapping import rename_keypoints
 
-        ds = read_tracks(source, format=format, fps=fps)
+        run = load_run_config(config) if config else RunConfig()
+        options = {**run.archive.options, **parse_options(option)}
+        if skeleton_file is not None:
+            options["skeleton_file"] = str(skeleton_file)
+        if skeleton is not None:
+            options["skeleton"] = skeleton
+        fps = fps if fps is not None else run.archive.fps
+        ds = read_tracks(source, format=format or run.archive.format, fps=fps, **options)
         if keypoint_map is not None:
             ds = rename_keypoints(ds, keypoint_map, source=str(source))
-        write_tracks(ds, out, chunk_frames=chunk_frames, overwrite=overwrite)
+        chunk = chunk_frames or run.chunking.tracks_chunk_frames
+        write_tracks(ds, out, chunk_frames=chunk, overwrite=overwrite)
         observed = float(ds["position"].notnull().all("space").mean())
-        console.print(
+        say(
             f"[green]wrote[/] {out}: {ds.sizes['time']} frames at {ds.attrs['fps']:g} fps, "
             f"{ds.sizes['keypoint']} keypoints, {ds.sizes['individual']} individual(s), "
-            f"{ds.sizes['space']}-D, {observed:.1%} observed",
-            highlight=False,
-            soft_wrap=True,
+            f"{ds.sizes['space']}-D, {observed:.1%} observed"
         )
-
-
-def _client(workers: int | None, scheduler: str | None) -> Any:
-    from pipeline.cluster import ClusterConfig, make_client
-
-    if scheduler and workers is not None:
-        raise typer.BadParameter("pass either --workers or --scheduler, not both")
-    if scheduler:
-        return make_client(ClusterConfig(mode="address", address=scheduler))
-    n = workers if workers is not None else max(1, min(os.cpu_count() or 1, 8))
-    return None if n == 0 else make_client(ClusterConfig(mode="local", n_workers=n))
 
 
 def _summary(report: Any, wall: float) -> Table:
@@ -139,16 +127,37 @@ def _summary(report: Any, wall: float) -> Table:
     return table
 
 
+def _fit_config(
+    config: Path | None, body_plan: str | None, workers: int | None, scheduler: str | None
+) -> Any:
+    """The run config of ``kinefit fit``: the file (or the models' defaults) + CLI options."""
+    import os
+
+    from pipeline.config import load_run_config, make_run_config
+
+    cluster = cluster_override(workers, scheduler)
+    if config is not None:
+        return load_run_config(config, overrides={"body_plan": body_plan, "cluster": cluster})
+    if body_plan is None:
+        raise typer.BadParameter(
+            "pass --body-plan (a JSON file or 'mannequin') or a --config naming body_plan",
+            param_hint="--body-plan",
+        )
+    # No file: the solver's own defaults (not the demo's mannequin tuning) and a local
+    # cluster as wide as the machine.
+    width = {"mode": "local", "n_workers": max(1, min(os.cpu_count() or 1, 8))}
+    return make_run_config({"body_plan": body_plan, "cluster": cluster or width})
+
+
 @app.command()
 def fit(
     tracks: Annotated[Path, typer.Argument(help="Tracks zarr store (from `kinefit ingest`).")],
-    body_plan: Annotated[
-        str, typer.Option("--body-plan", "-b", help="Body-plan JSON, or 'mannequin'.")
-    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="Fit zarr store to write.")],
-    config: Annotated[
-        Path | None, typer.Option("--config", "-c", help="Fit config YAML (solver:, fit:).")
+    body_plan: Annotated[
+        str | None,
+        typer.Option("--body-plan", "-b", help="Body-plan JSON, or 'mannequin' (default: config)."),
     ] = None,
+    config: ConfigOption = None,
     workers: Annotated[
         int | None, typer.Option(help="Local worker processes (0: in this process).")
     ] = None,
@@ -163,16 +172,17 @@ def fit(
     force: Annotated[bool, typer.Option(help="Refit even if the fit is current.")] = False,
     verbose: Verbose = False,
 ) -> None:
-    """Fit a body plan to every individual of a tracks store, chunk by chunk on dask."""
-    with _guard(verbose):
-        from pipeline.cluster import close_client
-        from pipeline.fit import fit_session
-        from pipeline.settings import FitSettings, load_fit_config
-        from pipeline.solve import SolverConfig
+    """Fit a body plan to every individual of a tracks store, chunk by chunk on dask.
 
-        solver, settings = load_fit_config(config) if config else (SolverConfig(), FitSettings())
-        plan = _load_plan(body_plan)
-        client = _client(workers, scheduler)
+    Settings come from --config (solver, chunking, cluster, body_plan, keypoint_map);
+    options given here override them.
+    """
+    with guard(verbose):
+        from flows.archive import dask_client
+        from pipeline.fit import fit_session
+
+        run = _fit_config(config, body_plan, workers, scheduler)
+        plan = load_plan(run.body_plan)
         progress = Progress(
             TextColumn("[bold]fitting[/] chunks"),
             BarColumn(),
@@ -186,34 +196,45 @@ def fit(
             bar, completed=done, total=total
         )
         t0 = time.perf_counter()
-        try:
-            with progress:
-                report = fit_session(
-                    tracks,
-                    plan,
-                    solver,
-                    out,
-                    client=client,
-                    chunk_frames=chunk_frames or settings.chunk_frames,
-                    overlap_frames=(
-                        overlap_frames if overlap_frames is not None else settings.overlap_frames
-                    ),
-                    force=force,
-                    keypoint_map=keypoint_map,
-                    progress=update,
-                )
-        finally:
-            if client is not None:
-                close_client(client)
+        overlap = run.chunking.overlap_frames if overlap_frames is None else overlap_frames
+        with dask_client(run.cluster) as client, progress:
+            report = fit_session(
+                tracks,
+                plan,
+                run.solver_config,
+                out,
+                client=client,
+                chunk_frames=chunk_frames or run.chunking.chunk_frames,
+                overlap_frames=overlap,
+                force=force,
+                keypoint_map=keypoint_map or run.keypoint_map,
+                progress=update,
+            )
         if report.skipped:
-            console.print(
+            say(
                 f"[green]up to date:[/] {out} matches its inputs (fingerprint "
-                f"{report.fingerprint[:12]}); use --force to refit",
-                highlight=False,
-                soft_wrap=True,
+                f"{report.fingerprint[:12]}); use --force to refit"
             )
             return
         console.print(_summary(report, time.perf_counter() - t0))
+
+
+def _register() -> None:
+    from flows.cli_config import body_plan_app, config_app
+    from flows.cli_export import export_app
+    from flows.cli_report import report
+    from flows.cli_run import demo, reprocess, serve
+
+    app.command()(demo)
+    app.command()(reprocess)
+    app.command()(serve)
+    app.add_typer(export_app, name="export")
+    app.command("report")(report)
+    app.add_typer(config_app, name="config")
+    app.add_typer(body_plan_app, name="body-plan")
+
+
+_register()
 
 
 def main() -> None:  # pragma: no cover - console entry point

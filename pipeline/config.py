@@ -63,6 +63,7 @@ __all__ = [
     "config_dir",
     "default_config_path",
     "load_run_config",
+    "make_run_config",
 ]
 
 
@@ -331,7 +332,8 @@ def load_run_config(
     overrides : mapping, optional
         Nested settings that replace the file's (CLI options), e.g.
         ``{"outputs": {"root": "out"}}``; relative paths are relative to the current
-        directory. ``None`` values are ignored.
+        directory. ``None`` values are ignored; a ``cluster`` override replaces the
+        whole section.
     assignments : sequence of str
         ``key.path=value`` strings (``--set``); values are YAML (``solver.n_iterations=20``).
 
@@ -362,8 +364,30 @@ def load_run_config(
             extra = deep_merge(extra, parse_assignment(text))
     except ValueError as exc:
         raise ConfigError(f"--set: {exc}") from exc
-    data = deep_merge(data, resolve_paths(extra, Path.cwd()))
+    extra = resolve_paths(extra, Path.cwd())
+    data = deep_merge(data, extra)
+    if extra.get("cluster") is not None:  # a cluster override replaces the whole section
+        data["cluster"] = extra["cluster"]
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"{source}: {describe(exc)}") from None
+
+
+def make_run_config(settings: Mapping[str, Any] | None = None) -> RunConfig:
+    """A run config from the models' own defaults plus ``settings`` (no file).
+
+    Unlike :func:`load_run_config` with no path, this does not start from the demo's
+    ``default.yaml`` (whose solver settings are tuned for the mannequin in metres).
+    Relative paths are relative to the current directory; ``None`` values are ignored.
+
+    Raises
+    ------
+    ConfigError
+        Invalid settings, naming the key path.
+    """
+    data = resolve_paths(deep_merge({}, settings or {}), Path.cwd())
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"settings: {describe(exc)}") from None

@@ -39,6 +39,11 @@ def safe_load(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
 
 
+def dump_yaml(data: Any) -> str:
+    """YAML text of plain data, keys in their given order (``kinefit config show``)."""
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
 def load_yaml(path: str | Path) -> Any:
     """Read a YAML file safely."""
     return safe_load(Path(path).read_text(encoding="utf-8"))
