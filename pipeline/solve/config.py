@@ -57,10 +57,12 @@ class SolverConfig:
     min_confidence : float
         Keypoints with a confidence below this are treated as missing (default 0).
     lanes : int
-        Segments solved in lockstep by :func:`solve_sequence` (default 256). More lanes
-        make numpy calls wider; each lane warms up on ``warmup_frames`` extra frames.
+        Most segments solved in lockstep by :func:`solve_sequence` (default 512). More
+        lanes make numpy calls wider; each lane warms up on ``warmup_frames`` extra
+        frames, and a segment is at least four warm-up lengths long.
     warmup_frames : int
-        Frames solved before a lane's first frame to warm it up (default 8).
+        Frames solved before a lane's first frame to warm it up (default 4; on the fly's
+        real sequence 3 already reach the same RMS as a single uninterrupted lane).
     warm_start : {"previous", "velocity"}
         How :func:`solve_sequence` starts a frame: from the previous frame's solution
         (QuickIK), or from a constant-velocity prediction of the two previous solutions.
@@ -82,8 +84,8 @@ class SolverConfig:
     loss: Literal["l2", "huber", "cauchy"] = "l2"
     loss_scale: float = 1.0
     min_confidence: float = 0.0
-    lanes: int = 256
-    warmup_frames: int = 8
+    lanes: int = 512
+    warmup_frames: int = 4
     warm_start: Literal["previous", "velocity"] = "previous"
     cold_root: Literal["kabsch", "origin"] = "kabsch"
 

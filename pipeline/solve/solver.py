@@ -219,7 +219,12 @@ def solve_frames(
 
 
 def _segments(t: int, cfg: SolverConfig) -> list[tuple[int, int]]:
-    min_len = max(4 * cfg.warmup_frames, 16)
+    """Contiguous segments, one per lane, as many as allowed.
+
+    Each is at least four warm-up lengths long: wide numpy calls pay more than the
+    warm-up frames cost.
+    """
+    min_len = max(4 * cfg.warmup_frames, 8)
     n = int(max(1, min(cfg.lanes, t // min_len)))
     edges = np.linspace(0, t, n + 1).round().astype(int)
     return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
