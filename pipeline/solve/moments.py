@@ -34,9 +34,14 @@ _ROOT_ROWS = np.array([3, 4, 5, 0, 1, 2])
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Cross products of component-major vectors ``(3, ...)``."""
-    return np.stack(
-        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-    )
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), np.result_type(a, b))
+    np.multiply(a[1], b[2], out=out[0])
+    out[0] -= a[2] * b[1]
+    np.multiply(a[2], b[0], out=out[1])
+    out[1] -= a[0] * b[2]
+    np.multiply(a[0], b[1], out=out[2])
+    out[2] -= a[1] * b[0]
+    return out
 
 
 def _phi_times(mom: np.ndarray, a: np.ndarray, m: np.ndarray) -> np.ndarray:
