@@ -45,6 +45,7 @@ from pipeline.store.fit_store import (
     done_chunks,
     finalize,
     json_text,
+    layout_intact,
     mark_done,
     store_attrs,
     write_chunk,
@@ -229,9 +230,12 @@ def _check_out(out: Path, tracks_path: str) -> None:
 
 
 def _resumable(partial: Path, fingerprint: str, layout: FitLayout) -> bool:
+    """A partial store of the same inputs, fully created (not killed mid-creation)."""
     attrs = store_attrs(partial)
     return (
-        attrs.get("fingerprint") == fingerprint
+        attrs.get("created") is True
+        and layout_intact(partial)
+        and attrs.get("fingerprint") == fingerprint
         and attrs.get("chunk_frames") == layout.chunk_frames
         and attrs.get("overlap_frames") == layout.overlap_frames
         and attrs.get("n_chunks") == layout.n_chunks

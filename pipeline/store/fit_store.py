@@ -176,6 +176,9 @@ def _template(layout: FitLayout, attrs: Mapping[str, Any]) -> tuple[xr.Dataset, 
 def create_fit_store(path: str | Path, layout: FitLayout, attrs: Mapping[str, Any]) -> Path:
     """Create an empty fit store: metadata, coords and chunk markers, no data.
 
+    The attr ``created`` is set last, so a store interrupted while being created can be
+    told apart from one to resume.
+
     Parameters
     ----------
     path : str or Path
@@ -200,6 +203,8 @@ def create_fit_store(path: str | Path, layout: FitLayout, attrs: Mapping[str, An
         dtype="float64",
         fill_value=np.nan,
     )
+    # written last: a store without it was interrupted while being created
+    zarr.open_group(path, mode="r+", zarr_format=3).attrs["created"] = True
     return path
 
 
@@ -250,6 +255,18 @@ def done_chunks(path: str | Path) -> np.ndarray:
 def chunk_seconds(path: str | Path) -> np.ndarray:
     """``(n_chunks, 4)`` read, solve, write and total seconds per chunk (NaN if not done)."""
     return np.asarray(zarr.open_group(path, mode="r", zarr_format=3)[MARKERS]["seconds"][:])
+
+
+def layout_intact(path: str | Path) -> bool:
+    """True if every variable and chunk marker array of a fit store exists."""
+    try:
+        group = zarr.open_group(path, mode="r", zarr_format=3)
+        markers = group[MARKERS]
+        return set(VARIABLES) <= set(group.array_keys()) and {"done", "seconds"} <= set(
+            markers.array_keys()
+        )
+    except Exception:  # noqa: BLE001 - any unreadable store is not intact
+        return False
 
 
 def store_attrs(path: str | Path) -> dict[str, Any]:

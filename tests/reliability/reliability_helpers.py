@@ -120,6 +120,7 @@ def dask_cluster(folder: Path, n_workers: int = 2, **worker_env: str) -> Iterato
     scheduler file and the worker processes; stops every process by its PID.
     """
     dask = str(Path(sys.executable).with_name("dask"))
+    folder.mkdir(parents=True, exist_ok=True)
     sched_file = folder / "scheduler.json"
     procs: list[subprocess.Popen] = []
     try:
