@@ -13,16 +13,19 @@ fits only the missing chunks. When every chunk is done the seams are summarized,
 timings written, and the store renamed to ``out``. A complete store whose fingerprint
 matches is left alone unless ``force``.
 
-Test hook: when the environment variable ``KINEFIT_FAULT_CHUNKS`` holds chunk indices
-(``"2"`` or ``"1,3"``), those chunk tasks raise :class:`InjectedFault` before doing any
-work; with ``KINEFIT_FAULT_DIR`` set, each fails only once (a file in that directory
-remembers the failure), which simulates a fit interrupted part way.
+Reliability: a chunk write that fails with a transient ``OSError`` is retried
+(:func:`pipeline.store.faults.retry_io`); failed chunks are recorded in the partial
+store's ``failed`` attr; the store is published only when every chunk's done marker is set.
+
+Test hooks (:mod:`pipeline.store.faults`): ``KINEFIT_FAULT_CHUNKS`` fails listed chunk
+tasks before any work (once each with ``KINEFIT_FAULT_DIR``); ``KINEFIT_FAULT_IO``
+injects ``OSError`` while writing a chunk.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,13 +33,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import xarray as xr
 
 from pipeline.bodyplan import BodyPlan, body_plan_sha256, body_plan_to_dict, load_body_plan
 from pipeline.cluster import run_tasks
-from pipeline.solve import SolverConfig, solve_sequence
+from pipeline.fit_chunk import ChunkTask, fit_chunk
+from pipeline.solve import SolverConfig
 from pipeline.store import fingerprint as fp
 from pipeline.store.atomic import partial_path, publish, remove_store
+from pipeline.store.faults import FAULT_CHUNKS_ENV, FAULT_DIR_ENV, FAULT_IO_ENV, InjectedFault
 from pipeline.store.fit_store import (
     TIMING_FIELDS,
     FitLayout,
@@ -46,41 +50,30 @@ from pipeline.store.fit_store import (
     finalize,
     json_text,
     layout_intact,
-    mark_done,
+    record_failure,
     store_attrs,
-    write_chunk,
 )
 from pipeline.store.tracks_store import open_tracks
-from pipeline.tracks.mapping import KeypointMapping, map_keypoints
+from pipeline.tracks.mapping import map_keypoints
 from pipeline.tracks.scale import check_scale, reference_points
 from pipeline.tracks.schema import TracksError
 
 DEFAULT_OVERLAP_FRAMES = 16
-FAULT_CHUNKS_ENV = "KINEFIT_FAULT_CHUNKS"
-FAULT_DIR_ENV = "KINEFIT_FAULT_DIR"
+__all__ = [
+    "FAULT_CHUNKS_ENV",
+    "FAULT_DIR_ENV",
+    "FAULT_IO_ENV",
+    "ChunkTask",
+    "FitError",
+    "FitReport",
+    "InjectedFault",
+    "fit_chunk",
+    "fit_session",
+]
 
 
 class FitError(RuntimeError):
     """Some chunk tasks failed; the partial store keeps the finished ones for a rerun."""
-
-
-class InjectedFault(RuntimeError):
-    """Raised by the ``KINEFIT_FAULT_CHUNKS`` test hook."""
-
-
-@dataclass(frozen=True)
-class ChunkTask:
-    """Everything one chunk task needs: paths and small settings, no arrays."""
-
-    tracks: str
-    out: str
-    plan: BodyPlan
-    config: SolverConfig
-    mapping: KeypointMapping
-    k: int
-    start: int
-    stop: int
-    overlap_frames: int
 
 
 @dataclass(frozen=True)
@@ -116,81 +109,6 @@ class FitReport:
     fingerprint: str
     unmapped_keypoints: tuple[str, ...] = ()
     not_converged: int | None = None
-
-
-def _fault_hook(k: int) -> None:
-    chunks = os.environ.get(FAULT_CHUNKS_ENV, "")
-    if str(k) not in [c.strip() for c in chunks.split(",")]:
-        return
-    folder = os.environ.get(FAULT_DIR_ENV)
-    if folder:
-        try:
-            os.close(os.open(Path(folder) / f"chunk-{k}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            return
-    raise InjectedFault(f"injected failure of chunk {k} ({FAULT_CHUNKS_ENV}={chunks})")
-
-
-def _weights(confidence: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Confidence as weights: 1 where confidence is NaN but the keypoint is observed."""
-    observed = np.isfinite(targets).all(axis=-1)
-    weight = np.where(np.isnan(confidence), 1.0, np.clip(confidence, 0.0, None))
-    return np.where(observed, weight, 0.0)
-
-
-def fit_chunk(task: ChunkTask) -> tuple[int, tuple[float, float, float, float]]:
-    """Fit one time chunk and write it into the partial store (runs on a worker).
-
-    Returns
-    -------
-    k : int
-        The chunk index.
-    seconds : tuple of 4 float
-        Read, solve, write and total seconds.
-    """
-    t0 = time.perf_counter()
-    _fault_hook(task.k)
-    lo = max(task.start - task.overlap_frames, 0)
-    with xr.open_zarr(task.tracks, consolidated=False, chunks=None) as ds:
-        block = ds.isel(time=slice(lo, task.stop))
-        position = block["position"].transpose("time", "space", "keypoint", "individual").values
-        confidence = block["confidence"].transpose("time", "keypoint", "individual").values
-    t1 = time.perf_counter()
-    keep = slice(task.start - lo, None)
-    per_individual, seams = [], []
-    for i in range(position.shape[-1]):
-        targets = task.mapping.gather(position[..., i], axis=2).transpose(0, 2, 1)
-        weights = _weights(task.mapping.gather(confidence[..., i], axis=1), targets)
-        result = solve_sequence(task.plan, targets, weights, task.config)
-        per_individual.append(result)
-        seam = np.full((max(task.overlap_frames, 1), task.plan.n_dofs), np.nan)
-        if task.start > lo:
-            seam[-(task.start - lo) :] = result.dof_values[: task.start - lo]
-        seams.append(seam)
-    t2 = time.perf_counter()
-
-    def stack(field: str, axis: int = 1) -> np.ndarray:
-        return np.stack([getattr(r, field)[keep] for r in per_individual], axis=axis)
-
-    values = {
-        "root_position": stack("root_position"),
-        "root_orientation": stack("root_orientation"),
-        "joint_rotation": stack("joint_rotation"),
-        "dof_value": stack("dof_values"),
-        "fitted_position": stack("fitted_positions", axis=-1).transpose(0, 2, 1, 3),
-        "residual": stack("residuals"),
-        "rms_error": stack("rms_error"),
-        "max_error": stack("max_error"),
-        "iterations": stack("iterations"),
-        "converged": stack("converged"),
-        "limit_active": stack("limit_active"),
-    }
-    seam = np.stack(seams, axis=1) if task.k > 0 and task.overlap_frames > 0 else None
-    write_chunk(task.out, task.k, (task.start, task.stop), values, seam)
-    t3 = time.perf_counter()
-    seconds = (t1 - t0, t2 - t1, t3 - t2, t3 - t0)
-    mark_done(task.out, task.k, seconds)
-    return task.k, seconds
 
 
 def _provenance(plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha):
@@ -341,6 +259,17 @@ def fit_session(
         fingerprint=fingerprint,
         unmapped_keypoints=mapping.unmapped_keypoints,
     )
+    args = (plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha)
+    return _fit_locked(out, args, client, force, progress, report, t0)
+
+
+def _fit_locked(out: Path, args: tuple, client, force, progress, report, t0) -> FitReport:
+    """The part of :func:`fit_session` that writes.
+
+    ``args`` are :func:`_provenance`'s: plan, config, tracks path, tracks, mapping,
+    layout, fingerprint and input digest.
+    """
+    plan, config, tracks_path, _, mapping, layout, fingerprint, _ = args
     current = store_attrs(out)
     if not force and current.get("complete") and current.get("fingerprint") == fingerprint:
         return FitReport(
@@ -351,7 +280,7 @@ def fit_session(
             **report,
         )
     partial = partial_path(out)
-    attrs = _provenance(plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha)
+    attrs = _provenance(*args)
     if force or not _resumable(partial, fingerprint, layout):
         remove_store(partial)
         create_fit_store(partial, layout, attrs)
@@ -366,7 +295,7 @@ def fit_session(
                 mapping,
                 k,
                 *layout.bounds(k),
-                overlap_frames,
+                layout.overlap_frames,
             ),
         )
         for k in range(layout.n_chunks)
@@ -378,12 +307,20 @@ def fit_session(
     if failures:
         failed = sorted(args[0].k for args, _ in failures)
         reasons = sorted({f"{type(e).__name__}: {e}" for _, e in failures})
+        with contextlib.suppress(OSError):  # a full or read-only disk may refuse even this
+            record_failure(partial, failed, reasons)
         raise FitError(
             f"{out}: {len(failed)} of {layout.n_chunks} chunks failed ({failed}); the "
             f"{layout.n_chunks - len(failed)} finished ones are kept in {partial}; rerun to "
             f"resume. Errors: {' | '.join(reasons[:3])}"
             + (f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else "")
         ) from failures[0][1]
+    missing = np.flatnonzero(~done_chunks(partial))
+    if missing.size:  # never publish a short store, whatever the tasks reported
+        raise FitError(
+            f"{out}: chunks {missing.tolist()} finished without their done marker; the "
+            f"partial store {partial} is kept; rerun to fit them"
+        )
     seconds = chunk_seconds(partial)
     wall = time.perf_counter() - t0
     fitted = tuple(args[0].k for args in tasks)

@@ -246,6 +246,13 @@ def mark_done(path: str | Path, k: int, seconds: tuple[float, float, float, floa
     group["done"][k] = 1
 
 
+def record_failure(path: str | Path, chunks: list[int], errors: list[str]) -> None:
+    """Mark a partial store as failed: attr ``failed`` = chunks, errors and time (UTC)."""
+    group = zarr.open_group(path, mode="r+", zarr_format=3)
+    at = dt.datetime.now(dt.UTC).isoformat()
+    group.attrs["failed"] = {"chunks": list(chunks), "errors": list(errors), "at": at}
+
+
 def done_chunks(path: str | Path) -> np.ndarray:
     """``(n_chunks,)`` bool: which chunks are marked done."""
     group = zarr.open_group(path, mode="r", zarr_format=3)[MARKERS]
@@ -302,6 +309,8 @@ def finalize(path: str | Path, layout: FitLayout, attrs: Mapping[str, Any]) -> i
     )
     group = zarr.open_group(path, mode="r+", zarr_format=3)
     not_converged = int(np.count_nonzero(~np.asarray(group["converged"][...])))
+    if "failed" in group.attrs:  # an earlier run's failure, now resumed
+        del group.attrs["failed"]
     finished = dt.datetime.now(dt.UTC).isoformat()
     group.attrs.update(
         {**attrs, "not_converged": not_converged, "complete": True, "finished": finished}
