@@ -13,9 +13,11 @@ fits only the missing chunks. When every chunk is done the seams are summarized,
 timings written, and the store renamed to ``out``. A complete store whose fingerprint
 matches is left alone unless ``force``.
 
-Reliability: a chunk write that fails with a transient ``OSError`` is retried
-(:func:`pipeline.store.faults.retry_io`); failed chunks are recorded in the partial
-store's ``failed`` attr; the store is published only when every chunk's done marker is set.
+Reliability: a chunk write that fails with a
+transient ``OSError`` is retried (:func:`pipeline.store.faults.retry_io`); failed chunks
+are recorded in the partial store's ``failed`` attr; the store is published only when
+every chunk's done marker is set; a folder that cannot be written (read-only, full) is one
+:class:`FitError` naming it.
 
 Test hooks (:mod:`pipeline.store.faults`): ``KINEFIT_FAULT_CHUNKS`` fails listed chunk
 tasks before any work (once each with ``KINEFIT_FAULT_DIR``); ``KINEFIT_FAULT_IO``
@@ -73,7 +75,11 @@ __all__ = [
 
 
 class FitError(RuntimeError):
-    """Some chunk tasks failed; the partial store keeps the finished ones for a rerun."""
+    """A fit that could not finish.
+
+    Some chunk tasks failed (the partial store keeps the finished ones for a rerun), or
+    the output folder cannot be written.
+    """
 
 
 @dataclass(frozen=True)
@@ -259,8 +265,16 @@ def fit_session(
         fingerprint=fingerprint,
         unmapped_keypoints=mapping.unmapped_keypoints,
     )
-    args = (plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha)
-    return _fit_locked(out, args, client, force, progress, report, t0)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        args = (plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha)
+        return _fit_locked(out, args, client, force, progress, report, t0)
+    except OSError as exc:
+        raise FitError(
+            f"{out}: cannot write the fit store in {out.parent}: {exc.strerror or exc}"
+            + (f" ({exc.filename})" if exc.filename else "")
+            + "; anything already stored there is unchanged"
+        ) from exc
 
 
 def _fit_locked(out: Path, args: tuple, client, force, progress, report, t0) -> FitReport:
@@ -283,7 +297,11 @@ def _fit_locked(out: Path, args: tuple, client, force, progress, report, t0) -> 
     attrs = _provenance(*args)
     if force or not _resumable(partial, fingerprint, layout):
         remove_store(partial)
-        create_fit_store(partial, layout, attrs)
+        try:
+            create_fit_store(partial, layout, attrs)
+        except OSError:
+            remove_store(partial)  # a half-created store is useless; free its space
+            raise
     done = done_chunks(partial)
     tasks = [
         (
