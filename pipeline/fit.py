@@ -13,7 +13,9 @@ fits only the missing chunks. When every chunk is done the seams are summarized,
 timings written, and the store renamed to ``out``. A complete store whose fingerprint
 matches is left alone unless ``force``.
 
-Reliability: a chunk write that fails with a
+Reliability: one run per session at a time (a lock file beside ``out``,
+:mod:`pipeline.store.lock`: a second run fails at once with
+:class:`~pipeline.store.lock.SessionLockedError`); a chunk write that fails with a
 transient ``OSError`` is retried (:func:`pipeline.store.faults.retry_io`); failed chunks
 are recorded in the partial store's ``failed`` attr; the store is published only when
 every chunk's done marker is set; a folder that cannot be written (read-only, full) is one
@@ -55,6 +57,7 @@ from pipeline.store.fit_store import (
     record_failure,
     store_attrs,
 )
+from pipeline.store.lock import SessionLockedError, session_lock
 from pipeline.store.tracks_store import open_tracks
 from pipeline.tracks.mapping import map_keypoints
 from pipeline.tracks.scale import check_scale, reference_points
@@ -69,6 +72,7 @@ __all__ = [
     "FitError",
     "FitReport",
     "InjectedFault",
+    "SessionLockedError",
     "fit_chunk",
     "fit_session",
 ]
@@ -267,8 +271,9 @@ def fit_session(
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        args = (plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha)
-        return _fit_locked(out, args, client, force, progress, report, t0)
+        with session_lock(out):
+            args = (plan, config, tracks_path, ds, mapping, layout, fingerprint, input_sha)
+            return _fit_locked(out, args, client, force, progress, report, t0)
     except OSError as exc:
         raise FitError(
             f"{out}: cannot write the fit store in {out.parent}: {exc.strerror or exc}"
@@ -278,7 +283,7 @@ def fit_session(
 
 
 def _fit_locked(out: Path, args: tuple, client, force, progress, report, t0) -> FitReport:
-    """The part of :func:`fit_session` that writes.
+    """The part of :func:`fit_session` that writes, run while holding the session lock.
 
     ``args`` are :func:`_provenance`'s: plan, config, tracks path, tracks, mapping,
     layout, fingerprint and input digest.

@@ -101,7 +101,9 @@ def retry_io(write: Callable[[int], T], what: str) -> T:
             return write(attempt)
         except OSError as exc:
             if exc.errno in PERMANENT_ERRNOS or attempt + 1 == WRITE_ATTEMPTS:
-                tries = f"after {attempt + 1} attempt(s)"
-                raise OSError(exc.errno, f"{what}: {exc.strerror or exc} ({tries})") from exc
+                text = f"{what}: {exc.strerror or exc} (after {attempt + 1} attempt(s))"
+                if exc.errno is None:
+                    raise OSError(text) from exc
+                raise OSError(exc.errno, text) from exc
             time.sleep(BACKOFF_S * 4**attempt)
     raise AssertionError("unreachable")  # pragma: no cover
