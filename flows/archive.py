@@ -259,8 +259,13 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
         for outcome in fitted:
             export_task(outcome.fit, format, outputs_of(outcome.fit, format))
     report = None
-    if outputs.write_report and any(o.status != "failed" for o in outcomes):
-        report = report_task(str(outputs.fits_dir), str(outputs.report_path))
+    stale = bool(fitted) or not outputs.report_path.exists()  # nothing new: keep the report
+    if outputs.write_report and stale and any(o.status != "failed" for o in outcomes):
+        report = report_task(
+            str(outputs.fits_dir), str(outputs.report_path), outputs.report_detailed
+        )
+    elif outputs.write_report and outputs.report_path.exists():
+        report = str(outputs.report_path)
     summary = ArchiveSummary(
         tuple(sorted(ingested.failures + tuple(outcomes), key=lambda o: o.session)),
         fit_seconds=fit_seconds,

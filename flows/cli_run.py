@@ -163,7 +163,7 @@ def _where(run: Any, summary: Any, out: Path) -> None:
     say(f"  or:           from pipeline.store import open_fit; open_fit('{first}')")
     if summary.report:
         say(f"  HTML report:  {summary.report}")
-    say("  notebook:     notebooks/inspect_fit.ipynb (set FIT to a store above)")
+    say(f"  notebook:     KINEFIT_FITS_ROOT={fits} jupyter lab notebooks/inspect_fit.ipynb")
     say(f"  run again:    kinefit reprocess -c {out / 'kinefit.yaml'}  (skips current sessions)")
     say(f"  on schedule:  kinefit serve -c {out / 'kinefit.yaml'}  (Prefect UI on :4200)")
 

@@ -106,11 +106,11 @@ def fit_task(
 
 
 @task(name="archive-report", **_TASK)
-def report_task(fits_root: str, out: str) -> str:
+def report_task(fits_root: str, out: str, detailed: int = 3) -> str:
     """Write the archive's HTML report (:func:`pipeline.inspect.report.write_archive_report`)."""
     from pipeline.inspect.report import write_archive_report
 
-    return str(write_archive_report(fits_root, out))
+    return str(write_archive_report(fits_root, out, detailed=detailed))
 
 
 @task(name="export-session", task_run_name="export {fit} as {format}", **_TASK)

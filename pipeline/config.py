@@ -186,6 +186,8 @@ class OutputsConfig(_Section):
         The archive's HTML report; default ``<root>/report.html``.
     write_report : bool
         Write the HTML report after each reprocessing run.
+    report_detailed : int
+        Sessions of the report given full plots, worst first (each costs seconds).
     exports : list of {"csv"}
         Exports written beside each fitted session's store.
     """
@@ -195,6 +197,7 @@ class OutputsConfig(_Section):
     fits: str | None = None
     report: str | None = None
     write_report: bool = True
+    report_detailed: int = Field(3, ge=0)
     exports: list[Literal["csv"]] = Field(default_factory=list)
 
     @property
