@@ -146,8 +146,20 @@ def _provenance(plan, config, tracks_path, ds, mapping, layout, fingerprint, inp
     }
 
 
+#: Bytes a file name may have (NAME_MAX of common filesystems), and the most that kinefit
+#: adds to the output's name for the files beside it (``.<name>.old-1234abcd``).
+NAME_MAX, NAME_EXTRA = 255, 14
+
+
 def _check_out(out: Path, tracks_path: str) -> None:
     """Refuse to replace anything at ``out`` that is not a kinefit fit store."""
+    size = len(out.name.encode())
+    if size + NAME_EXTRA > NAME_MAX:
+        raise FitError(
+            f"{out}: the output name is too long ({size} bytes): the fit is built beside it "
+            f"as .{out.name[:20]}....partial and names may have {NAME_MAX} bytes; use a name "
+            f"of at most {NAME_MAX - NAME_EXTRA} bytes"
+        )
     if out.resolve() == Path(tracks_path):
         raise FitError(f"{out}: the output would overwrite the input tracks store")
     if out.exists() and "fingerprint" not in store_attrs(out):
@@ -238,7 +250,7 @@ def fit_session(
     mapping = map_keypoints(
         ds["keypoint"].values, plan.joint_names, keypoint_map, source=tracks_path
     )
-    chunk_frames = int(chunk_frames or ds["position"].chunks[0][0])
+    chunk_frames = int(ds["position"].chunks[0][0] if chunk_frames is None else chunk_frames)
     if chunk_frames < 1 or overlap_frames < 0:
         raise ValueError(
             f"chunk_frames must be >= 1 and overlap_frames >= 0, got "
