@@ -20,6 +20,8 @@ is an error. Keypoint and individual order is their first appearance in the file
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,36 @@ def _header(path: Path) -> list[str]:
         line = handle.readline()
     sep = "\t" if "\t" in line else ","
     return [c.strip().lower() for c in line.strip().split(sep)]
+
+
+#: Frames the gaps of a frame column may add: beyond this many times the frames present
+#: (and more than MAX_GAP_FRAMES in all), the frame column is taken to be corrupt.
+GAP_FACTOR, MAX_GAP_FRAMES = 10, 100_000
+
+
+def _check_row_lengths(path: Path, n_fields: int) -> None:
+    """Refuse rows with fewer or more fields than the header (pandas pads them with NaN)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:  # the delimiter pandas' sep=None found: csv.Sniffer on the header line
+        dialect: Any = csv.Sniffer().sniff(text.split("\n", 1)[0])
+    except csv.Error:
+        dialect = csv.excel
+    for number, row in enumerate(csv.reader(io.StringIO(text), dialect), start=1):
+        if number > 1 and len(row) != n_fields and any(cell.strip() for cell in row):
+            raise TracksError(
+                f"{path}: line {number} has {len(row)} fields, the header has {n_fields} "
+                "(truncated or malformed file)"
+            )
+
+
+def _check_span(path: Path, n_frames: int, present: int, first: int) -> None:
+    """Refuse frame numbers whose gaps would make a session mostly of missing frames."""
+    if n_frames > max(GAP_FACTOR * present, present + MAX_GAP_FRAMES):
+        raise TracksError(
+            f"{path}: column 'frame' spans {n_frames} frames ({first} to "
+            f"{first + n_frames - 1}) but only {present} of them have rows; a corrupt frame "
+            "column? (gaps between frame numbers become missing frames)"
+        )
 
 
 def sniff(path: str | Path) -> bool:
@@ -73,6 +105,7 @@ def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Da
         raise TypeError(f"csv reader: unexpected options {sorted(options)}")
     path = Path(path)
     table = pd.read_csv(path, sep=None, engine="python")
+    _check_row_lengths(path, len(table.columns))
     table.columns = [str(c).strip().lower() for c in table.columns]
     missing = [c for c in REQUIRED if c not in table.columns]
     if not {"frame", "time"} & set(table.columns):
@@ -94,6 +127,7 @@ def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Da
         first = int(frame.min())
         rows = frame - first
         n_frames = int(frame.max()) - first + 1
+        _check_span(path, n_frames, np.unique(frame).size, first)
         time = None if fps is None else (first + np.arange(n_frames)) / float(fps)
     else:
         stamps = table["time"].to_numpy(dtype=np.float64)
