@@ -5,9 +5,11 @@ to the ``ingest_archive`` and ``fit_archive`` subflows, which connect to it. Ses
 processed concurrently up to ``chunking.concurrent_sessions``; a session that fails is
 reported in the summary and does not stop the others. Stores are passed between tasks as
 paths, never as arrays.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: Prefect builds each flow's parameter model
+from its annotations, and in a deployment's run process string annotations of pydantic
+models cannot be resolved.
+"""
 
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -136,7 +138,10 @@ def ingest_archive(
             out = str(session_store(tracks_root, source.name))
             return ingest_task.submit(source, out, chunk_frames, force, client)
 
-        for n, (source, future) in enumerate(_run_windowed(submit, sources, concurrency), 1):
+        # Without a cluster, files are read one at a time: HDF5/netCDF readers are not
+        # thread-safe within one process.
+        limit = concurrency if client is not None else 1
+        for n, (source, future) in enumerate(_run_windowed(submit, sources, limit), 1):
             error = _error(future)
             if error is None:
                 report = future.result()

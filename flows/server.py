@@ -79,9 +79,13 @@ def healthy(api_url: str, timeout: float = 2.0) -> bool:
 
 
 def start_local_server(
-    home: str | Path, port: int | None = 4200, timeout: float = 120.0, ui: bool = True
+    home: str | Path, port: int | None = 4200, timeout: float = 120.0
 ) -> LocalServer:
     """Start ``prefect server start`` (SQLite in ``home``) and wait until it is healthy.
+
+    The UI is on unless ``PREFECT_SERVER_UI_ENABLED=false`` is set. The server runs in
+    its own session (process group), so a Ctrl-C in the terminal reaches ``kinefit
+    serve`` only, which then stops the server itself.
 
     Raises
     ------
@@ -93,7 +97,7 @@ def start_local_server(
     home.mkdir(parents=True, exist_ok=True)
     port = free_port(port)
     env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
-    env.update(PREFECT_HOME=str(home), PREFECT_SERVER_UI_ENABLED=str(ui).lower())
+    env["PREFECT_HOME"] = str(home)
     log = home / LOG_FILE
     command = [sys.executable, "-m", "prefect", "server", "start"]
     command += ["--host", "127.0.0.1", "--port", str(port)]
