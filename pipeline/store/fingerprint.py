@@ -190,6 +190,22 @@ def block_digest(
     return BlockDigest(start, digest.hexdigest(), observed, scale)
 
 
+def store_signature(path: str | Path) -> str:
+    """sha256 of every file's relative path, size, inode, mtime and ctime in a store.
+
+    Any write to a file of the store moves its ctime (which no tool can set back), and a
+    copy has new inodes, so an unchanged signature means the store's bytes are the ones
+    that were last scanned; a changed one only means "scan again".
+    """
+    root = Path(path)
+    digest = hashlib.sha256()
+    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+        st = file.stat()
+        entry = (str(file.relative_to(root)), st.st_size, st.st_ino, st.st_mtime_ns)
+        digest.update(repr((*entry, st.st_ctime_ns)).encode())
+    return digest.hexdigest()
+
+
 def block_ranges(n_frames: int) -> list[tuple[int, int]]:
     """Frame ranges of the hashed blocks."""
     return [(s, min(s + HASH_FRAMES, n_frames)) for s in range(0, n_frames, HASH_FRAMES)]
