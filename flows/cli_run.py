@@ -104,7 +104,7 @@ def reprocess(
 
         overrides = {
             "archive": {"path": archive},
-            "outputs": {"root": out},
+            "outputs": {"root": None if out is None else str(out)},
             "body_plan": body_plan,
             "cluster": cluster_override(workers, scheduler),
         }
@@ -125,7 +125,8 @@ def demo(
 ) -> None:
     """Write a synthetic mannequin archive into a folder and reprocess it (a full run).
 
-    Run it twice: the second run finds every session current and skips it.
+    Run it twice: the second run finds every session current and skips it. --config
+    changes the built-in default (configs/default.yaml), e.g. to use another cluster.
     """
     with guard(verbose):
         import numpy as np
@@ -146,7 +147,7 @@ def demo(
             "outputs": {"root": str(out)},
             "cluster": cluster_override(workers, None),
         }
-        run = load_run_config(config, overrides)
+        run = load_run_config(config, overrides, layered=True)
         (out / "kinefit.yaml").write_text(dump_yaml(run.model_dump(mode="json")))
         summary = _run(run, force)
         print_summary(summary)

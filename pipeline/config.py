@@ -28,25 +28,20 @@ from __future__ import annotations
 import dataclasses
 import re
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic import model_validator as _model_validator
 
 from pipeline.cluster import ClusterConfig
 from pipeline.config_files import (
     cluster_presets,
     config_dir,
-    deep_merge,
     default_config_path,
     load_preset,
-    load_yaml,
-    parse_assignment,
-    resolve_paths,
 )
 from pipeline.cron import check_cron
 from pipeline.solve import SolverConfig
@@ -60,6 +55,7 @@ __all__ = [
     "ScheduleConfig",
     "SolverSettings",
     "cluster_presets",
+    "describe",
     "config_dir",
     "default_config_path",
     "load_run_config",
@@ -286,111 +282,5 @@ class RunConfig(_Section):
         return SolverConfig(**self.solver.model_dump())
 
 
-def _model_at(model: type[BaseModel], loc: Sequence[Any]) -> type[BaseModel] | None:
-    for key in loc:
-        field = model.model_fields.get(str(key))
-        annotation = field.annotation if field else None
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
-            return None
-        model = annotation
-    return model
-
-
-def _is_union_tag(part: str) -> bool:
-    return part in ("str", "int", "float", "bool", "none") or part.startswith(
-        ("function-", "dict[", "list[")
-    )
-
-
-def describe(exc: ValidationError, model: type[BaseModel] = RunConfig) -> str:
-    """One line per problem: ``key.path: what is wrong`` (with the valid keys)."""
-    lines = []
-    for error in exc.errors():
-        loc = [str(p) for p in error["loc"] if not _is_union_tag(str(p))]
-        key = ".".join(loc) or "config"
-        message = str(error["msg"]).removeprefix("Value error, ")
-        if error["type"] == "extra_forbidden":
-            parent = _model_at(model, loc[:-1])
-            valid = ", ".join(parent.model_fields) if parent else "see kinefit config show"
-            message = f"unknown key; valid keys: {valid}"
-        elif error["type"] == "missing":
-            message = "required key is missing"
-        named = message.startswith((f"{key}:", f"{key}."))
-        lines.append(message if named else f"{key}: {message}")
-    return "; ".join(dict.fromkeys(lines))
-
-
-def load_run_config(
-    path: str | Path | None = None,
-    overrides: Mapping[str, Any] | None = None,
-    assignments: Sequence[str] = (),
-) -> RunConfig:
-    """Read, merge and validate a run config.
-
-    Parameters
-    ----------
-    path : str or Path, optional
-        The YAML file; default the built-in :func:`default_config_path` (its relative
-        paths are then relative to the current directory).
-    overrides : mapping, optional
-        Nested settings that replace the file's (CLI options), e.g.
-        ``{"outputs": {"root": "out"}}``; relative paths are relative to the current
-        directory. ``None`` values are ignored; a ``cluster`` override replaces the
-        whole section.
-    assignments : sequence of str
-        ``key.path=value`` strings (``--set``); values are YAML (``solver.n_iterations=20``).
-
-    Returns
-    -------
-    RunConfig
-        With every path absolute (URLs untouched).
-
-    Raises
-    ------
-    ConfigError
-        Unreadable file or invalid settings; the message names the file and key paths.
-    """
-    source = Path(path) if path is not None else default_config_path()
-    base = source.resolve().parent if path is not None else Path.cwd()
-    try:
-        data = load_yaml(source)
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{source}: cannot read the run config ({exc})") from exc
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: a run config is a YAML mapping of sections")
-    data = resolve_paths(data, base)
-    extra: dict[str, Any] = dict(overrides or {})
-    try:
-        for text in assignments:
-            extra = deep_merge(extra, parse_assignment(text))
-    except ValueError as exc:
-        raise ConfigError(f"--set: {exc}") from exc
-    extra = resolve_paths(extra, Path.cwd())
-    data = deep_merge(data, extra)
-    if extra.get("cluster") is not None:  # a cluster override replaces the whole section
-        data["cluster"] = extra["cluster"]
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"{source}: {describe(exc)}") from None
-
-
-def make_run_config(settings: Mapping[str, Any] | None = None) -> RunConfig:
-    """A run config from the models' own defaults plus ``settings`` (no file).
-
-    Unlike :func:`load_run_config` with no path, this does not start from the demo's
-    ``default.yaml`` (whose solver settings are tuned for the mannequin in metres).
-    Relative paths are relative to the current directory; ``None`` values are ignored.
-
-    Raises
-    ------
-    ConfigError
-        Invalid settings, naming the key path.
-    """
-    data = resolve_paths(deep_merge({}, settings or {}), Path.cwd())
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(f"settings: {describe(exc)}") from None
+# Loading lives beside the models (pipeline.config_load); re-exported here, the one import.
+from pipeline.config_load import describe, load_run_config, make_run_config  # noqa: E402

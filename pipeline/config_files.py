@@ -63,12 +63,19 @@ def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, A
 
 
 def parse_assignment(text: str) -> dict[str, Any]:
-    """``"solver.n_iterations=20"`` -> ``{"solver": {"n_iterations": 20}}`` (value is YAML)."""
+    """``"solver.n_iterations=20"`` -> ``{"solver": {"n_iterations": 20}}``.
+
+    The value is read as YAML (numbers, booleans, lists), or taken as text if it is not
+    valid YAML.
+    """
     key, sep, value = text.partition("=")
     parts = key.strip().split(".")
     if not sep or not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p) for p in parts):
         raise ValueError(f"expected key.path=value, got {text!r}")
-    out: Any = safe_load(value) if value.strip() else None
+    try:
+        out: Any = safe_load(value) if value.strip() else None
+    except yaml.YAMLError:  # not YAML (a cron like */10 * * * *): the text as it is
+        out = value.strip()
     for part in reversed(parts):
         out = {part: out}
     return out
