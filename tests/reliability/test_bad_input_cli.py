@@ -75,12 +75,21 @@ def test_reprocess_refuses_bad_config(folder, request, text, match):
     assert_unchanged(before, folder)
 
 
-@pytest.mark.xfail(
-    reason="reported to the lead: `kinefit reprocess` passes outputs.root=None (no -o) or a "
-    "Path (-o DIR) into a strict str field, so every run fails with 'outputs.root: Input "
-    "should be a valid string' (flows/cli_run.py, being reworked)",
+@pytest.mark.parametrize(
+    "out",
+    [
+        pytest.param(
+            None,
+            id="no-out",
+            marks=pytest.mark.xfail(
+                reason="reported to the lead: without -o, `kinefit reprocess` overrides "
+                "outputs.root with None, so every run fails with 'outputs.root: Input should "
+                "be a valid string' (flows/cli_run.py)"
+            ),
+        ),
+        pytest.param("out", id="out-dir"),
+    ],
 )
-@pytest.mark.parametrize("out", [None, "out"], ids=["no-out", "out-dir"])
 def test_reprocess_names_only_the_real_problem(folder, out):
     config = folder / "bad-solver.yaml"
     config.write_text("solver:\n  n_iter: 3\n")
