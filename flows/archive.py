@@ -22,6 +22,7 @@ from prefect import flow, get_run_logger  # noqa: TID251 - flows/ is where prefe
 from prefect.futures import as_completed  # noqa: TID251
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: TID251
 
+from flows.progress import advance
 from flows.tasks import (
     discover_task,
     export_task,
@@ -141,8 +142,10 @@ def ingest_archive(
         # Without a cluster, files are read one at a time: HDF5/netCDF readers are not
         # thread-safe within one process.
         limit = concurrency if client is not None else 1
+        advance("ingest", 0, len(sources))
         for n, (source, future) in enumerate(_run_windowed(submit, sources, limit), 1):
             error = _error(future)
+            advance("ingest", n, len(sources))
             if error is None:
                 report = future.result()
                 tracks[source.name] = str(report.out)
@@ -205,8 +208,10 @@ def fit_archive(
             )
 
         windows = _run_windowed(submit, names, chunking.concurrent_sessions)
+        advance("fit", 0, len(names))
         for n, (name, future) in enumerate(windows, 1):
             error = _error(future)
+            advance("fit", n, len(names))
             if error is None:
                 outcome = future.result()
                 rms = "n/a" if outcome.rms is None else f"{outcome.rms:.4g}"

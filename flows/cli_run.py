@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from flows.cli_common import (
@@ -67,14 +68,46 @@ def print_summary(summary: Any) -> None:
         say(f"report: {summary.report}")
 
 
-def _run(config: Any, force: bool) -> Any:
+def _quiet_prefect_console() -> None:
+    """Prefect's INFO lines off the terminal (warnings stay; the API still gets them)."""
+    import logging
+
+    from prefect.logging.handlers import PrefectConsoleHandler  # noqa: TID251
+
+    for name in ("", "prefect", "prefect.flow_runs", "prefect.task_runs"):
+        for handler in logging.getLogger(name).handlers:
+            if isinstance(handler, PrefectConsoleHandler):
+                handler.setLevel(logging.WARNING)
+
+
+def _run(config: Any, force: bool, verbose: bool = False) -> Any:
+    """Run reprocess-archive with progress bars (and Prefect's INFO logs with --verbose)."""
     from flows.env import prepare_prefect_env
 
     prepare_prefect_env()
     quiet_dask_logs()
     from flows.archive import reprocess_archive
+    from flows.progress import progress_hook
 
-    return reprocess_archive(config, force=force)
+    if not verbose:
+        _quiet_prefect_console()
+    bars = Progress(
+        TextColumn("[bold]{task.description:>6}[/] sessions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    stages: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if stage not in stages:
+            stages[stage] = bars.add_task(stage, total=total)
+        bars.update(stages[stage], completed=done, total=total)
+
+    say(f"reprocessing {config.archive.path} (Prefect flow reprocess-archive)")
+    with bars, progress_hook(update):
+        return reprocess_archive(config, force=force)
 
 
 def reprocess(
@@ -109,7 +142,7 @@ def reprocess(
             "cluster": cluster_override(workers, scheduler),
         }
         run = load_run_config(config, overrides, set_ or ())
-        summary = _run(run, force)
+        summary = _run(run, force, verbose)
         print_summary(summary)
         if summary.failed:
             raise typer.Exit(1)
@@ -149,7 +182,7 @@ def demo(
         }
         run = load_run_config(config, overrides, layered=True)
         (out / "kinefit.yaml").write_text(dump_yaml(run.model_dump(mode="json")))
-        summary = _run(run, force)
+        summary = _run(run, force, verbose)
         print_summary(summary)
         _where(run, summary, out)
         if summary.failed:
