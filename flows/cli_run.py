@@ -150,7 +150,7 @@ def reprocess(
 
 def demo(
     out: Annotated[Path, typer.Option("--out", "-o", help="Demo folder.")] = Path("kinefit-demo"),
-    frames: Annotated[int, typer.Option(min=32, help="Frames per demo session.")] = 480,
+    frames: Annotated[int, typer.Option(min=32, help="Frames per demo session.")] = 360,
     workers: Workers = None,
     config: ConfigOption = None,
     force: Force = False,

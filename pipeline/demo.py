@@ -58,7 +58,7 @@ def write_demo_archive(
     plan: BodyPlan,
     rng: np.random.Generator,
     *,
-    n_frames: int = 480,
+    n_frames: int = 360,
     fps: float = 60.0,
 ) -> list[Path]:
     """Write the demo sessions (:data:`DEMO_SESSIONS`) into ``folder``.
