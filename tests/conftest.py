@@ -2,17 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-#: ``../shared`` beside the checkout (CI lays it there); override with KINEFIT_SHARED.
-SHARED = Path(os.environ.get("KINEFIT_SHARED", ROOT.parent / "shared")).resolve()
-QUICKIK = SHARED / "data" / "quickik"
-KIMODO = SHARED / "data" / "kimodo"
+from shared_data import KIMODO, QUICKIK, ROOT, SHARED  # noqa: F401 (re-exported)
 
 
 @pytest.fixture(scope="session")

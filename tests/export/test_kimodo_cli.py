@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 import typer
-from conftest import KIMODO
 from kimodo_motion import fit_store, upright_tracks
+from shared_data import KIMODO
 from typer.testing import CliRunner
 
 from flows.cli_kimodo import export_app

@@ -6,8 +6,8 @@ import shutil
 import numpy as np
 import pytest
 import zarr
-from conftest import KIMODO
 from kimodo_motion import fit_store, upright_tracks
+from shared_data import KIMODO
 
 from pipeline.bodyplan import body_plan_to_dict, load_body_plan, mannequin
 from pipeline.export.kimodo import (

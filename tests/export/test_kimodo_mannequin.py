@@ -14,8 +14,8 @@ joint with one mapped child).
 
 import numpy as np
 import pytest
-from conftest import KIMODO
 from kimodo_motion import fit_store, upright_tracks
+from shared_data import KIMODO
 
 from pipeline.bodyplan import mannequin
 from pipeline.export.kimodo import (

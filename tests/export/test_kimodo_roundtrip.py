@@ -4,8 +4,8 @@ import json
 
 import numpy as np
 import pytest
-from conftest import KIMODO
 from kimodo_motion import fit_store, upright_tracks
+from shared_data import KIMODO
 
 from pipeline.export.kimodo import (
     ExportConfig,

@@ -4,8 +4,8 @@ import json
 
 import numpy as np
 import pytest
-from conftest import KIMODO
 from scipy.spatial.transform import Rotation
+from shared_data import KIMODO
 
 from pipeline.export.kimodo import KimodoError, kimodo_body_plan, load_kimodo_skeleton
 from pipeline.export.kimodo.fk import ball_dofs, heading_angle, kimodo_fk, rot_y, up_axis_matrix

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import KIMODO
+from shared_data import KIMODO
 
 from pipeline.export.kimodo import KimodoError, KimodoWarning, load_constraints
 from pipeline.tracks import TracksError, read_tracks

@@ -10,9 +10,9 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import KIMODO
 from reliability_fixtures import *  # noqa: F403 - the fixtures
 from reliability_helpers import assert_unchanged, snapshot
+from shared_data import KIMODO
 from typer.testing import CliRunner
 
 from flows.cli import app
