@@ -37,7 +37,11 @@ def test_reprocess_skip_and_refit_after_a_body_plan_edit(
     demo_archive(tmp_path / "archive", plan)
     plan_file = save_body_plan(plan, tmp_path / "mannequin.json")
     config = run_config(
-        tmp_path, dask_address, body_plan=str(plan_file), outputs={"write_report": True}
+        tmp_path,
+        dask_address,
+        body_plan=str(plan_file),
+        outputs={"write_report": True},
+        chunking={"tracks_chunk_frames": 64},  # one chunk task per session
     )
 
     first = reprocess_archive(config)
