@@ -90,7 +90,7 @@ def ingest(
         ds = read_tracks(source, format=format or run.archive.format, fps=fps, **options)
         if keypoint_map is not None:
             ds = rename_keypoints(ds, keypoint_map, source=str(source))
-        chunk = chunk_frames or run.chunking.tracks_chunk_frames
+        chunk = run.chunking.tracks_chunk_frames if chunk_frames is None else chunk_frames
         write_tracks(ds, out, chunk_frames=chunk, overwrite=overwrite)
         observed = float(ds["position"].notnull().all("space").mean())
         say(
@@ -204,7 +204,7 @@ def fit(
                 run.solver_config,
                 out,
                 client=client,
-                chunk_frames=chunk_frames or run.chunking.chunk_frames,
+                chunk_frames=run.chunking.chunk_frames if chunk_frames is None else chunk_frames,
                 overlap_frames=overlap,
                 force=force,
                 keypoint_map=keypoint_map or run.keypoint_map,

@@ -19,7 +19,22 @@ PATH_OPTIONS: tuple[str, ...] = ("skeleton_file", "meta")
 
 
 class _Loader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that also reads exponent floats without a dot (``1e-6``)."""
+    """``yaml.SafeLoader`` that reads ``1e-6`` as a float and refuses repeated keys."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"key {key!r} is repeated (line {key_node.start_mark.line + 1}); "
+                    "YAML would silently keep the last one",
+                    key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.add_implicit_resolver(
@@ -35,7 +50,7 @@ _Loader.add_implicit_resolver(
 
 
 def safe_load(text: str) -> Any:
-    """``yaml.safe_load`` with exponent floats (``1e-6``) read as floats."""
+    """``yaml.safe_load``, plus exponent floats (``1e-6``) and an error on repeated keys."""
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
 
 

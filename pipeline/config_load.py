@@ -63,7 +63,8 @@ def _read(source: Path, base: Path) -> dict[str, Any]:
     try:
         data = load_yaml(source)
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{source}: cannot read the run config ({exc})") from exc
+        what = " ".join(str(exc).split())  # one line, even for YAML's multi-line marks
+        raise ConfigError(f"{source}: cannot read the run config ({what})") from exc
     if data is None:
         data = {}
     if not isinstance(data, dict):

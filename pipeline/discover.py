@@ -12,10 +12,10 @@ or by relative path, :attr:`ArchiveConfig.naming`), or the entries of a YAML man
         options: {unit: mm}          # optional reader options
 
 Session names become output paths, so they are checked: segments of letters, digits,
-``.``, ``_`` and ``-`` separated by ``/``, not starting with a dot; never ``..``, never
-absolute. Names made from file names replace other characters by ``_``; a manifest name
-that breaks the rule is an error. :func:`session_store` places a session's store under an
-output root and refuses anything that would land outside it.
+``.``, ``_`` and ``-`` separated by ``/``, not starting with a dot, at most 200 bytes
+each; never ``..``, never absolute. Names made from file names replace other characters
+by ``_``; a manifest name that breaks the rule is an error. :func:`session_store` places
+a session's store under an output root and refuses anything that would land outside it.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ __all__ = [
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 _MANIFEST_KEYS = ("name", "file", "format", "fps", "options")
+#: Longest part of a session name (bytes): ``.<part>.zarr.partial`` stays under NAME_MAX.
+MAX_SEGMENT_BYTES = 200
 
 
 class DiscoveryError(ValueError):
@@ -80,6 +82,13 @@ def check_session_name(name: Any, source: str = "session") -> str:
         raise DiscoveryError(
             f"{source}: unsafe session name {name!r}; use letters, digits, '.', '_', '-' in "
             "'/'-separated parts that do not start with '.' (no '..', not absolute)"
+        )
+    too_long = [p for p in parts if len(p.encode()) > MAX_SEGMENT_BYTES]
+    if too_long:
+        raise DiscoveryError(
+            f"{source}: session name part {too_long[0][:40]!r}... is too long "
+            f"({len(too_long[0].encode())} bytes; at most {MAX_SEGMENT_BYTES}, so that its "
+            "stores and their temporary twins fit the file system's name limit)"
         )
     return name
 

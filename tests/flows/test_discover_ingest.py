@@ -131,3 +131,9 @@ def test_ingest_refuses_to_replace_what_is_not_a_tracks_store(tmp_path):
     assert (precious / "data.txt").read_text() == "keep me"
     with pytest.raises(FileNotFoundError, match="no such session file"):
         ingest_session(SessionSource("s", str(tmp_path / "none.csv")), tmp_path / "t.zarr")
+
+
+def test_a_session_name_too_long_for_the_file_system_is_refused(tmp_path):
+    with pytest.raises(DiscoveryError, match=r"too long \(300 bytes; at most 200"):
+        session_store(tmp_path, "s" * 300)
+    assert session_store(tmp_path, "s" * 200).name == "s" * 200 + ".zarr"

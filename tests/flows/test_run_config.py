@@ -182,3 +182,13 @@ def test_fit_settings_module_still_reads_a_run_config(tmp_path):
     solver, chunking = load_fit_config(path)
     assert solver.n_iterations == 15 and chunking.overlap_frames == 8
     assert FitSettings is type(chunking)
+
+
+def test_a_repeated_key_is_an_error_not_last_wins(tmp_path):
+    path = tmp_path / "twice.yaml"
+    path.write_text("solver:\n  n_iterations: 3\nsolver:\n  n_iterations: 5\n")
+    with pytest.raises(ConfigError, match=r"twice\.yaml: .*key 'solver' is repeated \(line 3\)"):
+        load_run_config(path)
+    path.write_text("solver:\n  n_iterations: 3\n  n_iterations: 5\n")
+    with pytest.raises(ConfigError, match="key 'n_iterations' is repeated"):
+        load_run_config(path)
