@@ -70,8 +70,8 @@ def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, A
     for key, value in extra.items():
         if value is None:
             continue
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = deep_merge(out[key], value)
+        if isinstance(value, Mapping):  # None values deeper down are skipped too
+            out[key] = deep_merge(out[key] if isinstance(out.get(key), Mapping) else {}, value)
         else:
             out[key] = value
     return out

@@ -192,3 +192,12 @@ def test_a_repeated_key_is_an_error_not_last_wins(tmp_path):
     path.write_text("solver:\n  n_iterations: 3\n  n_iterations: 5\n")
     with pytest.raises(ConfigError, match="key 'n_iterations' is repeated"):
         load_run_config(path)
+
+
+def test_unset_cli_options_leave_the_file_alone(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("solver: {n_iter: 3}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_run_config(path, {"outputs": {"root": None}, "archive": {"path": None}})
+    assert "solver.n_iter: unknown key" in str(caught.value)
+    assert "outputs" not in str(caught.value) and "archive" not in str(caught.value)
