@@ -92,7 +92,12 @@ def write_archive(folder: Path, n_sessions: int, n_frames: int, seed: int) -> in
 def run_config(folder: Path, workers: int, concurrent: int) -> dict:
     """The run config of the soak archive (as a mapping of overrides)."""
     return {
-        "archive": {"path": str(folder / "archive"), "patterns": ["*.npz"], "naming": "stem"},
+        "archive": {
+            "path": str(folder / "archive"),
+            "patterns": ["*.npz"],
+            "naming": "stem",
+            "fps": None,
+        },
         "body_plan": str(FLY),
         "solver": {},
         "chunking": {
