@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-#: The ``kinefit`` command (the console script's app, run with this interpreter).
-KINEFIT = [sys.executable, "-m", "flows.cli"]
+#: The ``kinefit`` console script beside this interpreter (else its app, ``-m flows.cli``).
+_SCRIPT = Path(sys.executable).with_name("kinefit")
+KINEFIT = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "flows.cli"]
 #: Worker processes: one BLAS thread, as pipeline.cluster pins them.
 QUIET_ENV = {
     "OMP_NUM_THREADS": "1",

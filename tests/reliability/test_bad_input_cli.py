@@ -78,15 +78,7 @@ def test_reprocess_refuses_bad_config(folder, request, text, match):
 @pytest.mark.parametrize(
     "out",
     [
-        pytest.param(
-            None,
-            id="no-out",
-            marks=pytest.mark.xfail(
-                reason="reported to the lead: without -o, `kinefit reprocess` overrides "
-                "outputs.root with None, so every run fails with 'outputs.root: Input should "
-                "be a valid string' (flows/cli_run.py)"
-            ),
-        ),
+        pytest.param(None, id="no-out"),
         pytest.param("out", id="out-dir"),
     ],
 )
@@ -99,16 +91,11 @@ def test_reprocess_names_only_the_real_problem(folder, out):
     assert "outputs.root" not in result.output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reported to the lead: YAML repeats keys silently "
-    "(last wins) in run configs, unlike body-plan JSON which refuses them",
-)
 def test_repeated_config_key_is_refused(folder):
     config = folder / "twice.yaml"
     config.write_text("solver:\n  n_iterations: 3\nsolver:\n  n_iterations: 5\n")
     result = runner.invoke(app, ["config", "show", "-c", str(config)])
-    _one_error(result, "solver.*(twice|repeated|duplicate)")
+    _one_error(result, re.escape(str(config)) + r": .*key 'solver' is repeated \(line 3\)")
 
 
 def _fit(folder, *extra):
@@ -127,16 +114,7 @@ def _fit(folder, *extra):
 
 # (id, arguments after `kinefit`, regex of the message)
 ARGS = [
-    pytest.param(
-        ["--chunk-frames", "0"],
-        r"chunk.frames",
-        id="chunk-frames-zero",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="reported to the lead: flows/cli.py passes `chunk_frames or default`, "
-            "so --chunk-frames 0 silently means the default",
-        ),
-    ),
+    pytest.param(["--chunk-frames", "0"], r"chunk.frames", id="chunk-frames-zero"),
     pytest.param(["--chunk-frames", "-5"], r"chunk.frames", id="chunk-frames-negative"),
     pytest.param(["--overlap-frames", "-1"], r"overlap.frames", id="overlap-negative"),
     pytest.param(["--workers", "-1"], r"workers|n_workers", id="workers-negative"),

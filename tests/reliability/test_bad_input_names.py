@@ -94,13 +94,11 @@ def test_symlink_out_of_the_root_is_refused(tmp_path):
         session_store(tmp_path / "fits", "lab/s1")
 
 
-@pytest.mark.xfail(
-    reason="reported to the lead: pipeline/discover.py accepts a 300-character session "
-    "name; the fit then fails late with 'File name too long' instead of a DiscoveryError"
-)
 def test_session_name_too_long_for_the_filesystem(tmp_path):
-    with pytest.raises(DiscoveryError, match="too long"):
+    before = snapshot(tmp_path)
+    with pytest.raises(DiscoveryError, match=r"is too long \(300 bytes; at most 200"):
         session_store(tmp_path, "s" * 300)
+    assert_unchanged(before, tmp_path)
 
 
 def test_output_name_too_long_is_refused_before_writing(fly, small_session, solver, tmp_path):
