@@ -60,6 +60,8 @@ def write_demo_archive(
     *,
     n_frames: int = 360,
     fps: float = 60.0,
+    unit: str = "m",
+    up_axis: str = "y",
 ) -> list[Path]:
     """Write the demo sessions (:data:`DEMO_SESSIONS`) into ``folder``.
 
@@ -76,6 +78,9 @@ def write_demo_archive(
         Frames per session.
     fps : float
         Frame rate (Hz); recorded in the netCDF files, not in the CSV.
+    unit, up_axis : str
+        The plan's length unit and up axis (the mannequin's: metres, +Y), recorded in
+        the tracks so summaries and reports label lengths correctly.
 
     Returns
     -------
@@ -84,7 +89,9 @@ def write_demo_archive(
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    base = SynthConfig(n_frames=n_frames, fps=fps, max_frequency=0.8, amplitude=0.35)
+    base = SynthConfig(
+        n_frames=n_frames, fps=fps, max_frequency=0.8, amplitude=0.35, unit=unit, up_axis=up_axis
+    )
     paths = []
     for name, (suffix, changes) in DEMO_SESSIONS.items():
         path = folder / f"{name}{suffix}"
