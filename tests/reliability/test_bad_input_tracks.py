@@ -23,9 +23,10 @@ from pipeline.fit import fit_session
 from pipeline.store import write_tracks
 from pipeline.tracks import TracksError
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore::UserWarning"  # unmapped keypoints, zarr string dtypes of the broken stores
-)
+pytestmark = [  # unmapped keypoints; zarr's warning about the string dtype of a broken store
+    pytest.mark.filterwarnings("ignore::UserWarning"),
+    pytest.mark.filterwarnings("ignore::FutureWarning:zarr"),
+]
 
 
 @pytest.fixture(scope="module")
