@@ -23,9 +23,10 @@ from pipeline.discover import SessionSource, discover_sessions
 from pipeline.fit import fit_session
 from pipeline.ingest import IngestReport, ingest_session
 from pipeline.solve import SolverConfig
+from pipeline.store.faults import PERMANENT_ERRNOS
 from pipeline.summary import ArchiveSummary, SessionOutcome, fit_outcome
 
-#: Exceptions worth a retry (I/O hiccups, lost workers), never bad input.
+#: Exceptions never worth a retry (bad paths); OSErrors with PERMANENT_ERRNOS neither.
 _PERMANENT = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError)
 
 
@@ -39,7 +40,8 @@ def is_transient(exc: BaseException | None) -> bool:
         ):
             return True
         if isinstance(exc, OSError) and not isinstance(exc, _PERMANENT):
-            return True
+            # a read-only or full output folder does not heal in 5 seconds
+            return exc.errno not in PERMANENT_ERRNOS
         exc = exc.__cause__
     return False
 
