@@ -175,3 +175,19 @@ def random_pose(plan: BodyPlan, rng: np.random.Generator, n: int = 4, scale: flo
     root_pos = rng.normal(size=(n, 3))
     quat = rng.normal(size=(n, 4))
     return q, root_pos, quat / np.linalg.norm(quat, axis=1, keepdims=True)
+
+
+def joint(name: str, parent: str | None, offset=(0.0, 0.0, 0.0), **fields) -> dict:
+    """A body-plan joint entry at rest orientation; ``fields`` add ``kind``/``dofs``..."""
+    return {
+        "name": name,
+        "parent": parent,
+        "offset_pos": list(offset),
+        "offset_quat": [1, 0, 0, 0],
+        **fields,
+    }
+
+
+def v2_plan(*joints: dict, fixed_base: bool = True) -> BodyPlan:
+    """A version-2 body plan from :func:`joint` entries."""
+    return load_body_plan({"version": 2, "fixed_base": fixed_base, "joints": list(joints)})

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from plan_factory import random_plan
+from plan_factory import joint, random_plan, v2_plan
 
-from pipeline.bodyplan import load_body_plan
 from pipeline.kinematics import joint_rotations_local
 from pipeline.kinematics.model import compile_plan
 from pipeline.kinematics.rotations import quat_to_rotvec, swing_twist
@@ -13,46 +12,18 @@ from pipeline.solve.limits import clamp
 
 
 def ball_arm():
-    return load_body_plan(
-        {
-            "version": 2,
-            "fixed_base": True,
-            "joints": [
-                {
-                    "name": "root",
-                    "parent": None,
-                    "offset_pos": [0, 0, 0],
-                    "offset_quat": [1, 0, 0, 0],
-                    "kind": "fixed",
-                },
-                {
-                    "name": "shoulder",
-                    "parent": "root",
-                    "offset_pos": [0, 0, 0],
-                    "offset_quat": [1, 0, 0, 0],
-                    "kind": "ball",
-                    "axis": [1, 0, 0],
-                    "swing_limit": [0.6, 1.2],
-                    "twist_limit": [-0.5, 0.4],
-                },
-                {
-                    "name": "elbow",
-                    "parent": "shoulder",
-                    "offset_pos": [0.3, 0, 0],
-                    "offset_quat": [1, 0, 0, 0],
-                    "kind": "hinge",
-                    "axis": [0, 0, 1],
-                    "limits": [0.0, 2.5],
-                },
-                {
-                    "name": "hand",
-                    "parent": "elbow",
-                    "offset_pos": [0.25, 0, 0],
-                    "offset_quat": [1, 0, 0, 0],
-                    "kind": "fixed",
-                },
-            ],
-        }
+    return v2_plan(
+        joint("root", None, kind="fixed"),
+        joint(
+            "shoulder",
+            "root",
+            kind="ball",
+            axis=[1, 0, 0],
+            swing_limit=[0.6, 1.2],
+            twist_limit=[-0.5, 0.4],
+        ),
+        joint("elbow", "shoulder", (0.3, 0, 0), kind="hinge", axis=[0, 0, 1], limits=[0.0, 2.5]),
+        joint("hand", "elbow", (0.25, 0, 0), kind="fixed"),
     )
 
 
@@ -77,7 +48,7 @@ def test_cone_projection_lands_on_the_ellipse_and_is_idempotent(rng):
 
 
 def test_swing_beyond_pi_wraps_to_the_same_rotation():
-    big = load_body_plan({**_unbounded(), "version": 2})
+    big = _unbounded()
     q = np.array([[3.5, 0.0, 0.0]])
     q_wrapped, _ = clamp(compile_plan(big), q)
     np.testing.assert_allclose(q_wrapped[0, 0], 3.5 - 2 * np.pi)
@@ -88,34 +59,11 @@ def test_swing_beyond_pi_wraps_to_the_same_rotation():
 
 
 def _unbounded():
-    d = {
-        "fixed_base": True,
-        "joints": [
-            {
-                "name": "root",
-                "parent": None,
-                "offset_pos": [0, 0, 0],
-                "offset_quat": [1, 0, 0, 0],
-                "kind": "fixed",
-            },
-            {
-                "name": "ball",
-                "parent": "root",
-                "offset_pos": [0, 0, 0],
-                "offset_quat": [1, 0, 0, 0],
-                "kind": "ball",
-                "axis": [1, 0, 0],
-            },
-            {
-                "name": "tip",
-                "parent": "ball",
-                "offset_pos": [1, 0.2, 0],
-                "offset_quat": [1, 0, 0, 0],
-                "kind": "fixed",
-            },
-        ],
-    }
-    return d
+    return v2_plan(
+        joint("root", None, kind="fixed"),
+        joint("ball", "root", kind="ball", axis=[1, 0, 0]),
+        joint("tip", "ball", (1, 0.2, 0), kind="fixed"),
+    )
 
 
 def test_clamped_ball_rotation_decomposes_inside_its_limits(rng):

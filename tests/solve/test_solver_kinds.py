@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from plan_factory import joint, v2_plan
 
-from pipeline.bodyplan import load_body_plan, mannequin
+from pipeline.bodyplan import mannequin
 from pipeline.kinematics import forward_kinematics, joint_rotations_local
 from pipeline.kinematics.model import compile_plan
 from pipeline.kinematics.rotations import (
@@ -83,65 +84,21 @@ def test_mannequin_never_leaves_its_limits_when_pulled_outside(rng):
 
 def arm(kind: str):
     """A shoulder (ball, or three Euler hinges z-y-x) with an elbow and a hand."""
-    root = {
-        "name": "torso",
-        "parent": None,
-        "offset_pos": [0, 0, 0],
-        "offset_quat": [1, 0, 0, 0],
-        "kind": "fixed",
-    }
     if kind == "ball":
-        shoulder = [
-            {
-                "name": "shoulder",
-                "parent": "torso",
-                "offset_pos": [0, 0, 0],
-                "offset_quat": [1, 0, 0, 0],
-                "kind": "ball",
-                "axis": [1, 0, 0],
-                "dof_weight_scaler": 1.0,
-            }
-        ]
-        parent = "shoulder"
+        shoulder = joint("shoulder", "torso", kind="ball", axis=[1, 0, 0])
     else:
-        shoulder = [
-            {
-                "name": "shoulder",
-                "parent": "torso",
-                "offset_pos": [0, 0, 0],
-                "offset_quat": [1, 0, 0, 0],
-                "dofs": [
-                    {"type": "hinge", "axis": a, "neutral": 0.0, "limits": None}
-                    for a in ([0, 0, 1], [0, 1, 0], [1, 0, 0])
-                ],
-            }
+        euler = [
+            {"type": "hinge", "axis": a, "neutral": 0.0, "limits": None}
+            for a in ([0, 0, 1], [0, 1, 0], [1, 0, 0])
         ]
-        parent = "shoulder"
-    rest = [
-        {
-            "name": "elbow",
-            "parent": parent,
-            "offset_pos": [0.3, 0, 0],
-            "offset_quat": [1, 0, 0, 0],
-            "kind": "hinge",
-            "axis": [0, 0, 1],
-        },
-        {
-            "name": "hand",
-            "parent": "elbow",
-            "offset_pos": [0.25, 0, 0],
-            "offset_quat": [1, 0, 0, 0],
-            "kind": "fixed",
-        },
-        {
-            "name": "thumb",
-            "parent": "elbow",
-            "offset_pos": [0.22, 0.04, 0.0],
-            "offset_quat": [1, 0, 0, 0],
-            "kind": "fixed",
-        },
-    ]
-    return load_body_plan({"version": 2, "fixed_base": True, "joints": [root, *shoulder, *rest]})
+        shoulder = joint("shoulder", "torso", dofs=euler)
+    return v2_plan(
+        joint("torso", None, kind="fixed"),
+        shoulder,
+        joint("elbow", "shoulder", (0.3, 0, 0), kind="hinge", axis=[0, 0, 1]),
+        joint("hand", "elbow", (0.25, 0, 0), kind="fixed"),
+        joint("thumb", "elbow", (0.22, 0.04, 0.0), kind="fixed"),
+    )
 
 
 def iterations_to(plan, targets, start):
