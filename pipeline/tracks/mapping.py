@@ -86,23 +86,55 @@ class KeypointMapping:
         return np.where((index >= 0).reshape(shape), out, np.nan)
 
 
-def load_keypoint_map(path: str | Path) -> dict[str, str]:
-    """Read a YAML keypoint map (``track_keypoint: joint``), checking its shape."""
+def read_name_table(
+    path: str | Path,
+    *,
+    key: str,
+    what: str,
+    shape_help: str,
+    error: type[Exception] = TracksError,
+) -> dict[str, str]:
+    """Read a YAML mapping of names to names (optionally under a single ``key:``).
+
+    Parameters
+    ----------
+    path : str or Path
+    key : str
+        The optional wrapper key (``keypoints``, ``joints``).
+    what : str
+        What the table is, for messages (``"keypoint map"``).
+    shape_help : str
+        The message's explanation of the expected shape.
+    error : Exception type
+        Raised with one message naming the file.
+
+    Returns
+    -------
+    dict of str to str
+    """
     path = Path(path)
     try:
         data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise TracksError(f"{path}: cannot read the keypoint map ({exc})") from exc
-    if isinstance(data, dict) and set(data) == {"keypoints"}:
-        data = data["keypoints"]
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise error(f"{path}: cannot read the {what} ({exc})") from exc
+    if isinstance(data, dict) and set(data) == {key}:
+        data = data[key]
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in data.items()
     ):
-        raise TracksError(
-            f"{path}: a keypoint map is a YAML mapping of track keypoint names to joint "
-            "names (optionally under 'keypoints:'), e.g. 'LFCoxa: lf_thorax_coxa'"
-        )
+        raise error(f"{path}: {shape_help}")
     return dict(data)
+
+
+def load_keypoint_map(path: str | Path) -> dict[str, str]:
+    """Read a YAML keypoint map (``track_keypoint: joint``), checking its shape."""
+    return read_name_table(
+        path,
+        key="keypoints",
+        what="keypoint map",
+        shape_help="a keypoint map is a YAML mapping of track keypoint names to joint "
+        "names (optionally under 'keypoints:'), e.g. 'LFCoxa: lf_thorax_coxa'",
+    )
 
 
 def map_keypoints(

@@ -13,9 +13,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-import yaml
-
 from pipeline.export.kimodo.errors import KimodoError
+from pipeline.tracks.mapping import read_name_table
 
 __all__ = ["NAME_MAPS", "keypoint_map", "name_map"]
 
@@ -107,20 +106,14 @@ def name_map(spec: str | os.PathLike[str], skeleton: str) -> dict[str, str]:
             f"{spec}: no such name-map file, and not a built-in table for {skeleton} "
             f"(built-in: {builtin})"
         )
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise KimodoError(f"{path}: cannot read the name map ({exc})") from None
-    if isinstance(data, dict) and set(data) == {"joints"}:
-        data = data["joints"]
-    if not isinstance(data, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in data.items()
-    ):
-        raise KimodoError(
-            f"{path}: a name map is a YAML mapping of our joint names to Kimodo joint names, "
-            "e.g. 'pelvis: Hips'"
-        )
-    return dict(data)
+    return read_name_table(
+        path,
+        key="joints",
+        what="name map",
+        shape_help="a name map is a YAML mapping of our joint names to Kimodo joint names, "
+        "e.g. 'pelvis: Hips'",
+        error=KimodoError,
+    )
 
 
 def keypoint_map(table: Mapping[str, str]) -> dict[str, str]:
