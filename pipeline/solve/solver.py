@@ -31,6 +31,7 @@ from pipeline.kinematics.rotations import (
 )
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.limits import clamp
+from pipeline.solve.mappers import Identity3D
 from pipeline.solve.normal import solve_normal
 from pipeline.solve.problem import Problem, evaluate, kabsch_root, prepare
 from pipeline.solve.result import FitResult
@@ -164,6 +165,25 @@ def _initial_pose(prob: Problem, initial) -> _Pose:
     return _Pose(root_pos, root_quat, q)
 
 
+def _compiled(prob: Problem) -> bool:
+    """Whether ``prob`` runs on the compiled engine (``SolverConfig.engine``)."""
+    engine = prob.config.engine
+    direct = isinstance(prob.mapper, Identity3D)
+    if engine == "compiled" and not direct:
+        raise ValueError(
+            f"SolverConfig.engine: 'compiled' solves 3D observations only, not "
+            f"{type(prob.mapper).__name__}; use 'auto' or 'numpy'"
+        )
+    return engine == "compiled" or (engine == "auto" and direct)
+
+
+def _run_compiled(prob: Problem, start: _Pose, chained: bool) -> FitResult:
+    from pipeline.solve.compiled import solve_compiled  # numba loads on first use only
+
+    velocity = prob.config.warm_start == "velocity"
+    return solve_compiled(prob, start.q, start.root_pos, start.root_quat, chained, velocity)
+
+
 def solve_frames(
     plan: BodyPlan,
     targets: np.ndarray,
@@ -199,6 +219,8 @@ def solve_frames(
     t = prob.n_frames
     all_frames = np.arange(t)
     pose = _initial_pose(prob, initial) if initial is not None else _cold_pose(prob, all_frames)
+    if _compiled(prob):
+        return _run_compiled(prob, pose, chained=False)
     iterations = np.zeros(t, np.int32)
     converged = np.zeros(t, bool)
     limit_active = np.zeros((t, plan.n_dofs), bool)
@@ -278,6 +300,8 @@ def solve_sequence(
     limit_active = np.zeros((t, n), bool)
     if t == 0:
         return _finalize(prob, out, iterations, converged, limit_active)
+    if _compiled(prob):
+        return _run_compiled(prob, _cold_pose(prob, np.zeros(1, np.intp)), chained=True)
     segs = _segments(t, config)
     first = np.array([a for a, _ in segs])
     stop = np.array([b for _, b in segs])

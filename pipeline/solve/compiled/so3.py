@@ -1,0 +1,141 @@
+"""Scalar rotation helpers for the compiled kernels (3x3 matrices, wxyz quaternions).
+
+Everything here works on one rotation at a time, in float64, writing into caller-owned
+buffers so that the per-frame loops allocate nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+__all__ = [
+    "axis_angle",
+    "expmap_and_left_jacobian",
+    "matmul3",
+    "quat_from_rotvec_times",
+    "quat_to_matrix",
+    "quat_times_rotvec",
+]
+
+_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+
+
+@nb.njit(**_JIT)
+def axis_angle(
+    ux: float, uy: float, uz: float, c: float, s: float, out: np.ndarray, i: int
+) -> None:
+    """``out[i]``: rotation by the angle with cosine ``c``, sine ``s`` about unit ``u``."""
+    out = out[i]
+    t = 1.0 - c
+    out[0, 0] = c + t * ux * ux
+    out[0, 1] = t * ux * uy - s * uz
+    out[0, 2] = t * ux * uz + s * uy
+    out[1, 0] = t * ux * uy + s * uz
+    out[1, 1] = c + t * uy * uy
+    out[1, 2] = t * uy * uz - s * ux
+    out[2, 0] = t * ux * uz - s * uy
+    out[2, 1] = t * uy * uz + s * ux
+    out[2, 2] = c + t * uz * uz
+
+
+@nb.njit(**_JIT)
+def expmap_and_left_jacobian(x: float, y: float, z: float, out: np.ndarray) -> None:
+    """``exp([v]x)`` into ``out[0]`` and the SO(3) left Jacobian ``J_l(v)`` into ``out[1]``.
+
+    ``J_l = I + B [v]x + C [v]x^2`` with ``B = (1 - cos t) / t^2`` and
+    ``C = (t - sin t) / t^3``; both use their Taylor series below ``t = 1e-4``.
+    """
+    rot, jac = out[0], out[1]
+    t2 = x * x + y * y + z * z
+    t = math.sqrt(t2)
+    if t < 1e-4:
+        a = 1.0 - t2 / 6.0
+        b = 0.5 - t2 / 24.0
+        c = 1.0 / 6.0 - t2 / 120.0
+    else:
+        s, co = math.sin(t), math.cos(t)
+        a = s / t
+        b = (1.0 - co) / t2
+        c = (t - s) / (t2 * t)
+    # [v]x^2 = v v^T - t^2 I
+    xx, yy, zz, xy, xz, yz = x * x - t2, y * y - t2, z * z - t2, x * y, x * z, y * z
+    rot[0, 0] = 1.0 + b * xx
+    rot[1, 1] = 1.0 + b * yy
+    rot[2, 2] = 1.0 + b * zz
+    rot[0, 1] = -a * z + b * xy
+    rot[1, 0] = a * z + b * xy
+    rot[0, 2] = a * y + b * xz
+    rot[2, 0] = -a * y + b * xz
+    rot[1, 2] = -a * x + b * yz
+    rot[2, 1] = a * x + b * yz
+    jac[0, 0] = 1.0 + c * xx
+    jac[1, 1] = 1.0 + c * yy
+    jac[2, 2] = 1.0 + c * zz
+    jac[0, 1] = -b * z + c * xy
+    jac[1, 0] = b * z + c * xy
+    jac[0, 2] = b * y + c * xz
+    jac[2, 0] = -b * y + c * xz
+    jac[1, 2] = -b * x + c * yz
+    jac[2, 1] = b * x + c * yz
+
+
+@nb.njit(**_JIT)
+def matmul3(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out = a @ b`` for 3x3 matrices (``out`` must not alias ``a`` or ``b``)."""
+    for i in range(3):
+        a0, a1, a2 = a[i, 0], a[i, 1], a[i, 2]
+        for j in range(3):
+            out[i, j] = a0 * b[0, j] + a1 * b[1, j] + a2 * b[2, j]
+
+
+@nb.njit(**_JIT)
+def quat_to_matrix(q: np.ndarray, out: np.ndarray) -> None:
+    """Rotation matrix of the wxyz quaternion ``q`` (normalized here)."""
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    if not n > 0.0:
+        n = 1.0
+    w, x, y, z = q[0] / n, q[1] / n, q[2] / n, q[3] / n
+    out[0, 0] = 1.0 - 2.0 * (y * y + z * z)
+    out[0, 1] = 2.0 * (x * y - w * z)
+    out[0, 2] = 2.0 * (x * z + w * y)
+    out[1, 0] = 2.0 * (x * y + w * z)
+    out[1, 1] = 1.0 - 2.0 * (x * x + z * z)
+    out[1, 2] = 2.0 * (y * z - w * x)
+    out[2, 0] = 2.0 * (x * z - w * y)
+    out[2, 1] = 2.0 * (y * z + w * x)
+    out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
+
+
+@nb.njit(**_JIT)
+def quat_from_rotvec_times(v: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``normalize(quat(v) * q)``: the world-frame increment ``exp(v)`` applied to ``q``."""
+    t = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+    h = 0.5 * t
+    k = 0.5 - t * t / 48.0 if t < 1e-8 else math.sin(h) / t
+    aw, ax, ay, az = math.cos(h), k * v[0], k * v[1], k * v[2]
+    bw, bx, by, bz = q[0], q[1], q[2], q[3]
+    w = aw * bw - ax * bx - ay * by - az * bz
+    x = aw * bx + ax * bw + ay * bz - az * by
+    y = aw * by - ax * bz + ay * bw + az * bx
+    z = aw * bz + ax * by - ay * bx + az * bw
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    if not n > 0.0:
+        n = 1.0
+    out[0], out[1], out[2], out[3] = w / n, x / n, y / n, z / n
+
+
+@nb.njit(**_JIT)
+def quat_times_rotvec(q: np.ndarray, x: float, y: float, z: float) -> None:
+    """``q <- q * quat(v)`` in place for the rotation vector ``v = (x, y, z)``."""
+    t = math.sqrt(x * x + y * y + z * z)
+    h = 0.5 * t
+    k = 0.5 - t * t / 48.0 if t < 1e-8 else math.sin(h) / t
+    bw, bx, by, bz = math.cos(h), k * x, k * y, k * z
+    aw, ax, ay, az = q[0], q[1], q[2], q[3]
+    q[0] = aw * bw - ax * bx - ay * by - az * bz
+    q[1] = aw * bx + ax * bw + ay * bz - az * by
+    q[2] = aw * by - ax * bz + ay * bw + az * bx
+    q[3] = aw * bz + ax * by - ay * bx + az * bw

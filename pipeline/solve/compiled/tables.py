@@ -1,0 +1,158 @@
+"""The body plan as flat float64/int64 tables for the compiled kernels.
+
+The kernels walk the tree one joint and one DOF at a time, so they need the plan as
+plain arrays rather than the depth-grouped form the numpy engine uses
+(:class:`pipeline.kinematics.model.KinematicModel`).
+
+State order is the numpy engine's: ``[root (n_root), dofs (n_dofs)]``, with the DOFs in
+tree order. ``state_parent[s]`` is the state coordinate just above ``s`` on its path to
+the root (the joint's previous DOF, else the last DOF of the nearest ancestor joint that
+has DOFs, else the last root coordinate; -1 at the top). The normal matrix is nonzero
+only between a coordinate and its ``state_parent`` ancestors, which is what lets it be
+factored leaves-first without fill (Featherstone's LTL factorization).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import NamedTuple
+
+import numpy as np
+
+from pipeline.bodyplan.model import BodyPlan
+from pipeline.kinematics.model import HINGE, _aligned_axis, compile_plan
+
+__all__ = ["Tables", "tables"]
+
+
+class Tables(NamedTuple):
+    """Flat arrays of a body plan (see module docstring).
+
+    Attributes
+    ----------
+    parent : (J,) int64
+    offset_pos : (J, 3) float64
+    offset_rot : (J, 3, 3) float64
+    offset_identity : (J,) bool
+        The joint's offset rotation is the identity (its product is skipped).
+    dof_start : (J + 1,) int64
+        DOFs of joint ``j`` are ``dof_start[j]:dof_start[j + 1]``.
+    dof_type : (N,) int64
+        ``HINGE``, ``SLIDE``, ``SWING1``, ``SWING2`` of :mod:`pipeline.kinematics.model`.
+    dof_axis : (N, 3) float64
+    aligned : (N,) int64
+        Coordinate axis (0, 1, 2) a hinge lies on (either sign), else -1: such a hinge
+        mixes two columns of the frame instead of multiplying by a rotation matrix.
+    axis_sign : (N,) float64
+        Sign of an aligned hinge's axis; 1 elsewhere.
+    dof_joint : (N,) int64
+    angular : (N,) bool
+    lower, upper, neutral, prior_scale : (N,) float64
+    free_angle : (N,) bool
+        Hinges without limits (wrapped into ``neutral +- pi`` when a frame starts).
+    cone : (N, 2) float64
+        A ball's cone half-angles (rad), at its first swing DOF.
+    state_parent : (n_root + N,) int64
+    ancestors : (n_root + N, max_depth) int64
+        ``ancestors[s, :depth[s]]``: the coordinates above ``s``, nearest first. Those of
+        ``ancestors[s, m]`` are ``ancestors[s, m + 1:depth[s]]``, which lets the
+        factorization keep each row's entries contiguous.
+    depth : (n_root + N,) int64
+    n_root : int
+    """
+
+    parent: np.ndarray
+    offset_pos: np.ndarray
+    offset_rot: np.ndarray
+    offset_identity: np.ndarray
+    dof_start: np.ndarray
+    dof_type: np.ndarray
+    dof_axis: np.ndarray
+    aligned: np.ndarray
+    axis_sign: np.ndarray
+    dof_joint: np.ndarray
+    angular: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    neutral: np.ndarray
+    prior_scale: np.ndarray
+    free_angle: np.ndarray
+    cone: np.ndarray
+    state_parent: np.ndarray
+    ancestors: np.ndarray
+    depth: np.ndarray
+    n_root: int
+
+
+@lru_cache(maxsize=64)
+def tables(plan: BodyPlan) -> Tables:
+    """Flat tables of ``plan`` (cached).
+
+    Parameters
+    ----------
+    plan : BodyPlan
+
+    Returns
+    -------
+    Tables
+    """
+    m = compile_plan(plan, np.float64)
+    n, nr = m.n_dofs, m.n_root
+    counts = np.bincount(m.dof_joint, minlength=m.n_joints)
+    dof_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    last_dof = np.full(m.n_joints, -1, np.int64)  # last state coordinate at or above joint
+    state_parent = np.arange(-1, nr + n - 1, dtype=np.int64)
+    for j in range(m.n_joints):
+        p = m.parent[j]
+        above = (nr - 1) if p < 0 else last_dof[p]
+        if counts[j]:
+            state_parent[nr + dof_start[j]] = above
+            last_dof[j] = nr + dof_start[j + 1] - 1
+        else:
+            last_dof[j] = above
+    chains = []
+    for s in range(nr + n):
+        chain, i = [], state_parent[s]
+        while i >= 0:
+            chain.append(i)
+            i = state_parent[i]
+        chains.append(chain)
+    depth = np.array([len(c) for c in chains], np.int64)
+    ancestors = np.zeros((nr + n, max(1, int(depth.max(initial=0)))), np.int64)
+    for s, chain in enumerate(chains):
+        ancestors[s, : len(chain)] = chain
+    cone = np.zeros((n, 2))
+    if m.ball_swing.size:
+        cone[m.ball_swing[:, 0]] = m.ball_cone
+    aligned = np.full(n, -1, np.int64)
+    for k in np.flatnonzero(m.dof_type == HINGE):
+        aligned[k] = _aligned_axis(m.dof_axis[k])
+    free_angle = np.zeros(n, bool)
+    free_angle[m.free_angles] = True
+
+    def f64(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(a, dtype=np.float64)
+
+    return Tables(
+        parent=m.parent.astype(np.int64),
+        offset_pos=f64(m.offset_pos),
+        offset_rot=f64(m.offset_rot),
+        offset_identity=np.all(np.abs(m.offset_rot - np.eye(3)) == 0.0, axis=(1, 2)),
+        dof_start=dof_start,
+        dof_type=m.dof_type.astype(np.int64),
+        dof_axis=f64(m.dof_axis),
+        aligned=aligned,
+        axis_sign=f64(m.axis_sign),
+        dof_joint=m.dof_joint.astype(np.int64),
+        angular=np.ascontiguousarray(m.angular),
+        lower=f64(m.lower),
+        upper=f64(m.upper),
+        neutral=f64(m.neutral),
+        prior_scale=f64(m.prior_scale),
+        free_angle=free_angle,
+        cone=cone,
+        state_parent=state_parent,
+        ancestors=ancestors,
+        depth=depth,
+        n_root=nr,
+    )
