@@ -83,6 +83,7 @@ def fk(
     axes: np.ndarray,
     pivots: np.ndarray,
     tmp: np.ndarray,
+    trig: np.ndarray,
 ) -> None:
     """Forward pass of one pose.
 
@@ -103,12 +104,18 @@ def fk(
     axes, pivots : (N, 3) out
         World axis (or slide direction) and pivot of every DOF.
     tmp : (2, 3, 3) scratch
+    trig : (2, N) scratch
+        Cosines and sines of ``q``, computed in one independent loop up front so that
+        the calls overlap instead of waiting on the chain of frame products.
 
     Notes
     -----
     Frames are carried as 9-tuples (row-major) in registers; array views are avoided in
     the loop because each costs a reference-count update.
     """
+    for k in range(q.shape[0]):
+        trig[0, k] = math.cos(q[k])
+        trig[1, k] = math.sin(q[k])
     for j in range(tb.parent.shape[0]):
         p = tb.parent[j]
         if p < 0:
@@ -135,7 +142,7 @@ def fk(
                 if need_axes:
                     axes[k, 0], axes[k, 1], axes[k, 2] = sg * r[al], sg * r[3 + al], sg * r[6 + al]
                     pivots[k, 0], pivots[k, 1], pivots[k, 2] = o0, o1, o2
-                r = _mix(r, al, math.cos(q[k]), sg * math.sin(q[k]))
+                r = _mix(r, al, trig[0, k], sg * trig[1, k])
             elif typ in (HINGE, SLIDE):
                 x, y, z = tb.dof_axis[k, 0], tb.dof_axis[k, 1], tb.dof_axis[k, 2]
                 ux = r[0] * x + r[1] * y + r[2] * z
@@ -149,7 +156,7 @@ def fk(
                     o1 += uy * q[k]
                     o2 += uz * q[k]
                 else:
-                    axis_angle(x, y, z, math.cos(q[k]), math.sin(q[k]), tmp, 0)
+                    axis_angle(x, y, z, trig[0, k], trig[1, k], tmp, 0)
                     r = _mul33(r, _load33(tmp, 0))
             elif typ == SWING1:
                 s1, s2 = q[k], q[k + 1]

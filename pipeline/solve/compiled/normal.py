@@ -56,6 +56,7 @@ def assemble(
     f: np.ndarray,
     hd: np.ndarray,
     hc: np.ndarray,
+    hr: np.ndarray,
     g: np.ndarray,
 ) -> None:
     """Gauss-Newton normal matrix (ancestor entries only) and gradient of one frame.
@@ -74,8 +75,11 @@ def assemble(
         Screws and ``Phi @ xi`` of every state coordinate.
     hd : (n_state,) out
         Diagonal of the normal matrix.
-    hc : (n_state, max_depth) out
-        ``hc[s, m]``: the entry of ``s`` and its ancestor ``Tables.ancestors[s, m]``.
+    hc : (n_state, max_local_depth) out
+        ``hc[s, m]``: the entry of ``s`` and its DOF ancestor ``Tables.ancestors[s, m]``,
+        ``m < Tables.local_depth[s]``.
+    hr : (n_state, 6) out
+        ``hr[s, c]``: the entry of ``s`` and root coordinate ``c < s`` (free base only).
     g : (n_state,) out
     """
     nj = pos.shape[0]
@@ -138,32 +142,35 @@ def assemble(
         for c in range(6):
             acc += xi[s, c] * f[s, c]
         hd[s] = acc
-        ds = tb.depth[s]
-        top = ds - nr  # the last nr ancestors are the root's coordinates
-        for m in range(top):
+        for m in range(tb.local_depth[s]):
             i = tb.ancestors[s, m]
             acc = 0.0
             for c in range(6):
                 acc += xi[i, c] * f[s, c]
             hc[s, m] = acc
-        for m in range(max(top, 0), ds):
-            # the root's screws are unit vectors: their products select components of f
-            hc[s, m] = f[s, (tb.ancestors[s, m] + 3) % 6]
+        # the root's screws are unit vectors: their products select components of f
+        for c in range(min(s, nr)):
+            hr[s, c] = f[s, (c + 3) % 6]
 
 
 @nb.njit(**_JIT)
-def solve_tree(tb: Tables, hd: np.ndarray, hc: np.ndarray, g: np.ndarray, x: np.ndarray) -> bool:
+def solve_tree(
+    tb: Tables, hd: np.ndarray, hc: np.ndarray, hr: np.ndarray, g: np.ndarray, x: np.ndarray
+) -> bool:
     """Solve ``h x = g`` in place by ``L^T D L`` elimination along the tree, leaves first.
 
-    ``h`` is held by rows over each coordinate's ancestors: ``hd[s]`` is ``h[s, s]`` and
-    ``hc[s, m]`` is ``h[s, a]`` for ``a = ancestors[s, m]``. Because the ancestors of
+    Storage (see :func:`assemble`): ``hd[s]`` is ``h[s, s]``; ``hc[s, m]`` is ``h[s, a]``
+    for the DOF ancestor ``a = ancestors[s, m]``, ``m < local_depth[s]``; ``hr[s, c]`` is
+    ``h[s, c]`` for the root coordinate ``c`` (every DOF has all six above it; a root
+    coordinate ``s`` has those with ``c < s``). Because the DOF ancestors of
     ``ancestors[s, m]`` are ``ancestors[s, m + 1:]``, eliminating ``s`` updates each
-    ancestor's row with a contiguous slice of its own row.
+    ancestor's row with a contiguous slice of its own, and its six root entries with
+    fixed-length loops; the root block is eliminated last, densely.
 
     Parameters
     ----------
     tb : Tables
-    hd : (n,) diagonal; hc : (n, max_depth)
+    hd : (n,); hc : (n, max_local_depth); hr : (n, 6)
         Overwritten by ``D`` and the unit factor ``L``.
     g : (n,)
         Right-hand side; overwritten.
@@ -175,15 +182,16 @@ def solve_tree(tb: Tables, hd: np.ndarray, hc: np.ndarray, g: np.ndarray, x: np.
     bool
         False when a pivot is not positive and finite (``x`` is then zero).
     """
-    anc, depth = tb.ancestors, tb.depth
+    anc, ld = tb.ancestors, tb.local_depth
     n = g.shape[0]
-    for k in range(n - 1, -1, -1):
+    nr = tb.n_root
+    for k in range(n - 1, nr - 1, -1):
         d = hd[k]
         if not (d > 0.0 and d < np.inf):
             x[:] = 0.0
             return False
-        nk = depth[k]
         inv = 1.0 / d
+        nk = ld[k]
         for m in range(nk):
             i = anc[k, m]
             hkm = hc[k, m]
@@ -191,16 +199,52 @@ def solve_tree(tb: Tables, hd: np.ndarray, hc: np.ndarray, g: np.ndarray, x: np.
             hd[i] -= lki * hkm
             for p in range(nk - m - 1):
                 hc[i, p] -= lki * hc[k, m + 1 + p]
+            if nr:
+                for c in range(6):
+                    hr[i, c] -= lki * hr[k, c]
         for m in range(nk):
             hc[k, m] *= inv
+        if nr:
+            for a in range(6):
+                la = hr[k, a] * inv
+                hd[a] -= la * hr[k, a]
+                for b in range(a):
+                    hr[a, b] -= la * hr[k, b]
+            for c in range(6):
+                hr[k, c] *= inv
+    for k in range(nr - 1, -1, -1):  # the root block, densely
+        d = hd[k]
+        if not (d > 0.0 and d < np.inf):
+            x[:] = 0.0
+            return False
+        inv = 1.0 / d
+        for a in range(k):
+            la = hr[k, a] * inv
+            hd[a] -= la * hr[k, a]
+            for b in range(a):
+                hr[a, b] -= la * hr[k, b]
+        for a in range(k):
+            hr[k, a] *= inv
     for k in range(n - 1, -1, -1):  # eliminate the right-hand side, leaves first
         y = g[k]
-        for m in range(depth[k]):
-            g[anc[k, m]] -= hc[k, m] * y
+        if k >= nr:
+            for m in range(ld[k]):
+                g[anc[k, m]] -= hc[k, m] * y
+            for c in range(nr):
+                g[c] -= hr[k, c] * y
+        else:
+            for c in range(k):
+                g[c] -= hr[k, c] * y
     for k in range(n):  # back-substitute, root first
         acc = g[k] / hd[k]
-        for m in range(depth[k]):
-            acc -= hc[k, m] * x[anc[k, m]]
+        if k >= nr:
+            for m in range(ld[k]):
+                acc -= hc[k, m] * x[anc[k, m]]
+            for c in range(nr):
+                acc -= hr[k, c] * x[c]
+        else:
+            for c in range(k):
+                acc -= hr[k, c] * x[c]
         x[k] = acc
     for k in range(n):
         if not math.isfinite(x[k]):

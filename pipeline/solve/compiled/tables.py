@@ -52,12 +52,17 @@ class Tables(NamedTuple):
         Hinges without limits (wrapped into ``neutral +- pi`` when a frame starts).
     cone : (N, 2) float64
         A ball's cone half-angles (rad), at its first swing DOF.
+    swing1 : (n_ball,) int64
+        Each ball joint's first swing DOF.
     state_parent : (n_root + N,) int64
     ancestors : (n_root + N, max_depth) int64
         ``ancestors[s, :depth[s]]``: the coordinates above ``s``, nearest first. Those of
         ``ancestors[s, m]`` are ``ancestors[s, m + 1:depth[s]]``, which lets the
         factorization keep each row's entries contiguous.
     depth : (n_root + N,) int64
+    local_depth : (n_root + N,) int64
+        Number of DOF coordinates above ``s`` (its ancestors without the root's six,
+        which come last in ``ancestors``); 0 for the root's own coordinates.
     n_root : int
     """
 
@@ -78,9 +83,11 @@ class Tables(NamedTuple):
     prior_scale: np.ndarray
     free_angle: np.ndarray
     cone: np.ndarray
+    swing1: np.ndarray
     state_parent: np.ndarray
     ancestors: np.ndarray
     depth: np.ndarray
+    local_depth: np.ndarray
     n_root: int
 
 
@@ -151,8 +158,10 @@ def tables(plan: BodyPlan) -> Tables:
         prior_scale=f64(m.prior_scale),
         free_angle=free_angle,
         cone=cone,
+        swing1=m.ball_swing[:, 0].astype(np.int64),
         state_parent=state_parent,
         ancestors=ancestors,
         depth=depth,
+        local_depth=np.maximum(depth - nr, 0) * (np.arange(nr + n) >= nr),
         n_root=nr,
     )

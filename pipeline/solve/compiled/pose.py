@@ -1,0 +1,212 @@
+"""Compiled pose updates of one frame: clamp, step, warm start and the fit diagnostics."""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from pipeline.kinematics.model import HINGE, SWING1
+from pipeline.solve.compiled.so3 import quat_from_rotvec_times, quat_times_rotvec
+from pipeline.solve.compiled.tables import Tables
+
+__all__ = ["apply_step", "clamp_into", "diagnostics", "local_quats", "warm_start"]
+
+_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+_EPS_TOL = 16 * np.finfo(np.float64).eps
+
+
+@nb.njit(**_JIT)
+def _clamp_balls(tb: Tables, q: np.ndarray, active: np.ndarray) -> None:
+    """Wrap each ball's swing to at most pi, then project it onto its elliptical cone."""
+    for k in tb.swing1:
+        s1, s2 = q[k], q[k + 1]
+        theta = math.sqrt(s1 * s1 + s2 * s2)
+        if theta > math.pi:
+            f = (theta - 2.0 * math.pi) / theta
+            s1, s2 = s1 * f, s2 * f
+        e = (s1 / tb.cone[k, 0]) ** 2 + (s2 / tb.cone[k, 1]) ** 2
+        if e > 1.0 + _EPS_TOL:  # a few ulps of slack keep the projection idempotent
+            r = math.sqrt(e)
+            s1, s2 = s1 / r, s2 / r
+            active[k] = True
+            active[k + 1] = True
+        q[k], q[k + 1] = s1, s2
+
+
+@nb.njit(**_JIT)
+def clamp_into(tb: Tables, q: np.ndarray, wrap: bool, active: np.ndarray) -> None:
+    """Clamp ``q`` ``(N,)`` to the plan's limits in place (:func:`pipeline.solve.limits.clamp`).
+
+    With ``wrap``, unbounded hinge angles are wrapped into ``neutral +- pi``. ``active``
+    is set True where the clamp moved a value (never reset here).
+    """
+    for k in range(q.shape[0]):
+        v = q[k]
+        c = min(max(v, tb.lower[k]), tb.upper[k])
+        if c != v:
+            active[k] = True
+        if wrap and tb.free_angle[k]:
+            rel = c - tb.neutral[k]
+            c = tb.neutral[k] + (rel + math.pi) % (2.0 * math.pi) - math.pi
+        q[k] = c
+    _clamp_balls(tb, q, active)
+
+
+@nb.njit(**_JIT)
+def apply_step(
+    tb: Tables,
+    q: np.ndarray,
+    rp: np.ndarray,
+    rq: np.ndarray,
+    step: np.ndarray,
+    q_new: np.ndarray,
+    rp_new: np.ndarray,
+    rq_new: np.ndarray,
+    active: np.ndarray,
+) -> tuple[float, float, bool]:
+    """The pose after ``step``, clamped; and the sizes of the update actually applied.
+
+    Parameters
+    ----------
+    tb : Tables
+    q, rp, rq : (N,), (3,), (4,)
+        Current DOFs, root position and root quaternion (wxyz).
+    step : (n_root + N,)
+        Root translation, root rotation increment (world frame), DOF steps.
+    q_new, rp_new, rq_new : out
+    active : (N,) out
+        Clamp activity of this step.
+
+    Returns
+    -------
+    max_pos : float
+        Largest applied position update (root translation, slides).
+    max_ang : float
+        Largest applied angle update (rad).
+    finite : bool
+        Every number of the new pose is finite.
+    """
+    nr = tb.n_root
+    finite = True
+    for k in range(q.shape[0]):
+        v = q[k] + step[nr + k]
+        c = min(max(v, tb.lower[k]), tb.upper[k])
+        active[k] = c != v
+        q_new[k] = c
+    _clamp_balls(tb, q_new, active)
+    max_pos = 0.0
+    max_ang = 0.0
+    for k in range(q.shape[0]):
+        d = abs(q_new[k] - q[k])
+        finite = finite and math.isfinite(q_new[k])
+        if tb.angular[k]:
+            max_ang = max(max_ang, d)
+        else:
+            max_pos = max(max_pos, d)
+    if nr:
+        for i in range(3):
+            rp_new[i] = rp[i] + step[i]
+            max_pos = max(max_pos, abs(step[i]))
+            finite = finite and math.isfinite(rp_new[i])
+        max_ang = max(max_ang, math.sqrt(step[3] ** 2 + step[4] ** 2 + step[5] ** 2))
+        quat_from_rotvec_times(step[3:6], rq, rq_new)
+        for i in range(4):
+            finite = finite and math.isfinite(rq_new[i])
+    else:
+        rp_new[:] = rp
+        rq_new[:] = rq
+    return max_pos, max_ang, finite
+
+
+@nb.njit(**_JIT)
+def warm_start(
+    tb: Tables,
+    out_q: np.ndarray,
+    out_rp: np.ndarray,
+    out_rq: np.ndarray,
+    t: int,
+    velocity: bool,
+    q: np.ndarray,
+    rp: np.ndarray,
+    rq: np.ndarray,
+) -> None:
+    """Start pose of frame ``t >= 1`` from the solutions before it (wrapped, clamped).
+
+    The previous solution, or with ``velocity`` (from ``t >= 2``) the constant-velocity
+    prediction ``2 p[t-1] - p[t-2]`` (the root rotation advanced by the last increment).
+    """
+    q[:] = out_q[t - 1]
+    rp[:] = out_rp[t - 1]
+    rq[:] = out_rq[t - 1]
+    if velocity and t >= 2:
+        for k in range(q.shape[0]):
+            q[k] = 2.0 * q[k] - out_q[t - 2, k]
+        for i in range(3):
+            rp[i] = 2.0 * rp[i] - out_rp[t - 2, i]
+        # delta = q1 * conj(q2); start = delta * q1
+        a, b = out_rq[t - 1], out_rq[t - 2]
+        dw = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
+        dx = -a[0] * b[1] + a[1] * b[0] - a[2] * b[3] + a[3] * b[2]
+        dy = -a[0] * b[2] + a[1] * b[3] + a[2] * b[0] - a[3] * b[1]
+        dz = -a[0] * b[3] - a[1] * b[2] + a[2] * b[1] + a[3] * b[0]
+        rq[0] = dw * a[0] - dx * a[1] - dy * a[2] - dz * a[3]
+        rq[1] = dw * a[1] + dx * a[0] + dy * a[3] - dz * a[2]
+        rq[2] = dw * a[2] - dx * a[3] + dy * a[0] + dz * a[1]
+        rq[3] = dw * a[3] + dx * a[2] - dy * a[1] + dz * a[0]
+        nq = math.sqrt(rq[0] ** 2 + rq[1] ** 2 + rq[2] ** 2 + rq[3] ** 2)
+        for i in range(4):
+            rq[i] /= nq
+    scratch = np.zeros(q.shape[0], np.bool_)
+    clamp_into(tb, q, True, scratch)
+
+
+@nb.njit(**_JIT)
+def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray) -> None:
+    """Each joint's rotation relative to its rest frame, ``(J, 4)`` wxyz with ``w >= 0``.
+
+    The product of the joint's own DOF rotations (slides do not rotate), as
+    :func:`pipeline.kinematics.forward.joint_rotations_local`.
+    """
+    for j in range(out.shape[0]):
+        r = out[j]
+        r[0], r[1], r[2], r[3] = 1.0, 0.0, 0.0, 0.0
+        for k in range(tb.dof_start[j], tb.dof_start[j + 1]):
+            ax = tb.dof_axis[k]
+            if tb.dof_type[k] == HINGE:
+                quat_times_rotvec(r, ax[0] * q[k], ax[1] * q[k], ax[2] * q[k])
+            elif tb.dof_type[k] == SWING1:
+                b = tb.dof_axis[k + 1]
+                s1, s2 = q[k], q[k + 1]
+                quat_times_rotvec(
+                    r, s1 * ax[0] + s2 * b[0], s1 * ax[1] + s2 * b[1], s1 * ax[2] + s2 * b[2]
+                )
+        nrm = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3])
+        if r[0] < 0.0:
+            nrm = -nrm
+        for i in range(4):
+            r[i] /= nrm
+
+
+@nb.njit(**_JIT)
+def diagnostics(
+    pos: np.ndarray, obs: np.ndarray, w: np.ndarray, res: np.ndarray, stats: np.ndarray
+) -> None:
+    """Residual distances ``(J,)`` (NaN where missing) and ``stats = (rms, max, count)``."""
+    total, big, count = 0.0, 0.0, 0
+    for j in range(pos.shape[0]):
+        r0 = obs[j, 0] - pos[j, 0]
+        r1 = obs[j, 1] - pos[j, 1]
+        r2 = obs[j, 2] - pos[j, 2]
+        d2 = r0 * r0 + r1 * r1 + r2 * r2
+        if w[j] > 0.0 and math.isfinite(d2):
+            res[j] = math.sqrt(d2)
+            total += d2
+            big = max(big, d2)
+            count += 1
+        else:
+            res[j] = np.nan
+    stats[0] = math.sqrt(total / max(count, 1))
+    stats[1] = math.sqrt(big)
+    stats[2] = count
