@@ -38,8 +38,9 @@ class SolverConfig:
         Relative damping ``damping * max(A_ii, 1)`` added to the normal matrix diagonal
         (default 1e-6). Keeps singular systems solvable; larger values slow convergence.
     dtype : {"float64", "float32"}
-        Arithmetic precision. float32 is about twice as fast and accurate to ~1e-6 of the
-        body size; float64 reaches the optimum to round-off.
+        Precision of the results and of the numpy engine's arithmetic (there float32 is
+        about twice as fast and accurate to ~1e-6 of the body size; float64 reaches the
+        optimum to round-off). The compiled engine always computes in float64.
     mode : {"gn", "lm"}
         ``gn``: QuickIK's Gauss-Newton, every step taken. ``lm``: adaptive
         Levenberg-Marquardt, a step is taken only if the objective drops and the damping
@@ -73,7 +74,7 @@ class SolverConfig:
         the observed keypoints, or the origin with identity rotation (QuickIK).
     engine : {"auto", "compiled", "numpy"}
         ``compiled``: numba kernels solving one frame at a time (3D observations only;
-        about 4x the numpy engine on the fly, and sequences need no warm-up frames, so
+        about 5x the numpy engine on the fly; sequences run frame after frame, so
         ``lanes`` and ``warmup_frames`` do not apply). ``numpy``: frames in lockstep lanes
         of numpy calls (every mapper). ``auto`` (default): compiled for 3D observations,
         numpy for 2D ones. The compiled engine computes in float64 and returns ``dtype``.

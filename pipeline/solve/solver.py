@@ -1,11 +1,15 @@
 """Batched Gauss-Newton / Levenberg-Marquardt inverse kinematics.
 
-Frames are *lanes* of one batch: every numpy call works on all active lanes at once.
-:func:`solve_frames` solves each frame independently (cold from the neutral pose unless
-an initial pose is given); :func:`solve_sequence` cuts the sequence into segments, runs
-the segments side by side in lockstep, and warm-starts each frame from a constant-velocity
-prediction of the two frames before it. A lane whose frame converges moves on to its next
-frame at once, so no lane idles while others iterate.
+:func:`solve_frames` and :func:`solve_sequence` hand 3D observations to the compiled engine
+(:mod:`pipeline.solve.compiled`, one frame at a time) unless ``SolverConfig.engine`` says
+otherwise; this module is also the numpy engine, which every mapper can use.
+
+In the numpy engine, frames are *lanes* of one batch: every numpy call works on all
+active lanes at once. :func:`solve_frames` solves each frame independently (cold from the
+neutral pose unless an initial pose is given); :func:`solve_sequence` cuts the sequence
+into segments, runs the segments side by side in lockstep, and warm-starts each frame
+from the frame before it (or a constant-velocity prediction). A lane whose frame
+converges moves on to its next frame at once, so no lane idles while others iterate.
 
 Objective (QuickIK's): ``sum_i w_i |target_i - fk_i|^2 + neutral_weight * sum_k scaler_k
 (q_k - neutral_k)^2`` with ``w_i`` the observation weight times the joint's weight scaler;
