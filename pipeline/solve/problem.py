@@ -51,7 +51,7 @@ class Problem:
         return int(self.obs.shape[0])
 
 
-def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper) -> Problem:
+def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper, dtype=None) -> Problem:
     """Validate targets/weights and build a :class:`Problem`.
 
     Parameters
@@ -65,13 +65,16 @@ def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper) -> P
         ``config.min_confidence`` count as missing.
     config : SolverConfig
     mapper : None, Mapper, Camera or list of Camera
+    dtype : numpy dtype, optional
+        Working precision of the problem (default ``config.dtype``; the compiled engine
+        works in float64 whatever dtype its results are returned in).
 
     Returns
     -------
     Problem
     """
     mapper = as_mapper(mapper)
-    dt = config.np_dtype
+    dt = np.dtype(dtype) if dtype is not None else config.np_dtype
     model = compile_plan(plan, dt)
     t = np.asarray(targets, dtype=np.float64)
     nj, c, d = plan.n_joints, mapper.n_views, mapper.dim

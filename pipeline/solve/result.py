@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -56,3 +56,28 @@ class FitResult:
 
     def __len__(self) -> int:
         return int(self.dof_values.shape[0])
+
+    def astype(self, dtype) -> FitResult:
+        """The result with its float arrays in ``dtype``.
+
+        Values beyond ``dtype``'s range are clipped to its largest finite value (a far
+        but finite fit stays finite); NaN stays NaN.
+
+        Parameters
+        ----------
+        dtype : float32 or float64
+
+        Returns
+        -------
+        FitResult
+        """
+        dtype = np.dtype(dtype)
+        big = np.finfo(dtype).max
+        changes = {}
+        for f in fields(self):
+            a = getattr(self, f.name)
+            if a.dtype.kind == "f" and a.dtype != dtype:
+                if big < np.finfo(a.dtype).max:
+                    a = np.clip(a, -big, big)
+                changes[f.name] = a.astype(dtype)
+        return replace(self, **changes)

