@@ -14,13 +14,14 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
 from pipeline.solve import SolverConfig, solve_sequence
 from pipeline.store.faults import chunk_fault, io_fault, retry_io
 from pipeline.store.fit_store import mark_done, write_chunk
+from pipeline.store.tracks_store import read_frames
 from pipeline.tracks.mapping import KeypointMapping
+from pipeline.tracks.schema import CONFIDENCE_DIMS, DIMS
 
 __all__ = ["ChunkTask", "fit_chunk"]
 
@@ -60,10 +61,8 @@ def fit_chunk(task: ChunkTask) -> tuple[int, tuple[float, float, float, float]]:
     t0 = time.perf_counter()
     chunk_fault(task.k)
     lo = max(task.start - task.overlap_frames, 0)
-    with xr.open_zarr(task.tracks, consolidated=False, chunks=None) as ds:
-        block = ds.isel(time=slice(lo, task.stop))
-        position = block["position"].transpose("time", "space", "keypoint", "individual").values
-        confidence = block["confidence"].transpose("time", "keypoint", "individual").values
+    position = read_frames(task.tracks, "position", DIMS, lo, task.stop)
+    confidence = read_frames(task.tracks, "confidence", CONFIDENCE_DIMS, lo, task.stop)
     t1 = time.perf_counter()
     keep = slice(task.start - lo, None)
     per_individual, seams = [], []

@@ -29,7 +29,8 @@ import xarray as xr
 
 from pipeline.cluster import run_tasks
 from pipeline.store.fit_store import json_text
-from pipeline.tracks.schema import TracksError
+from pipeline.store.tracks_store import read_frames
+from pipeline.tracks.schema import PLURAL_DIMS, TracksError
 
 #: Frames per hashed block of the input content.
 HASH_FRAMES = 16_384
@@ -79,26 +80,16 @@ class BlockDigest(NamedTuple):
     observed : ndarray, shape (n_keypoints, n_individuals)
         Number of frames in the block where each keypoint of each individual is finite.
     scale : ndarray, shape (n_individuals,), optional
-        Median over the block's frames of the extent (largest coordinate range) of the
-        observed reference keypoints divided by the extent of their reference points;
-        NaN where no frame observes two of them; None without a reference.
+        Median over the block's frames (every ``len // SCALE_FRAMES``-th one) of the
+        extent (largest coordinate range) of the observed reference keypoints divided by
+        the extent of their reference points; NaN where no sampled frame observes two of
+        them; None without a reference.
     """
 
     start: int
     digest: str
     observed: np.ndarray
     scale: np.ndarray | None = None
-
-
-def _read(ds: xr.Dataset, name: str, dims: tuple[str, ...], where: str) -> np.ndarray:
-    try:
-        values = ds[name].transpose(*dims).values
-    except Exception as exc:  # noqa: BLE001 - codec and I/O errors of any kind
-        raise TracksError(
-            f"{where}: field {name!r}: cannot read the stored data (corrupt or truncated "
-            f"chunk?): {type(exc).__name__}: {exc}"
-        ) from exc
-    return np.ascontiguousarray(values, dtype=np.float32)
 
 
 def _refuse_infinite(values: np.ndarray, name: str, dims, ds, start: int, where: str) -> None:
@@ -116,6 +107,10 @@ def _refuse_infinite(values: np.ndarray, name: str, dims, ds, start: int, where:
         f"{where}: field {name!r}: {int(bad.sum())} infinite value(s) (first at "
         f"{', '.join(at)}); {what}, never infinite"
     )
+
+
+#: Frames per block (about) whose extent enters the scale estimate.
+SCALE_FRAMES = 256
 
 
 def _scale(position: np.ndarray, keypoints: Sequence[int], reference: np.ndarray) -> np.ndarray:
@@ -167,26 +162,26 @@ def block_digest(
     TracksError
         A chunk cannot be read, or a position or confidence is infinite.
     """
-    with xr.open_zarr(tracks_path, consolidated=False, chunks=None) as ds:
-        ds = ds.rename(
-            {
-                k: v
-                for k, v in {"keypoints": "keypoint", "individuals": "individual"}.items()
-                if k in ds.dims
-            }
-        )
-        block = ds.isel(time=slice(start, stop))
-        where = f"{tracks_path}"
-        position = _read(block, "position", POSITION_DIMS, where)
-        confidence = _read(block, "confidence", CONFIDENCE_DIMS, where)
-        _refuse_infinite(position, "position", POSITION_DIMS, block, start, where)
-        _refuse_infinite(confidence, "confidence", CONFIDENCE_DIMS, block, start, where)
+    where = f"{tracks_path}"
+    position = read_frames(tracks_path, "position", POSITION_DIMS, start, stop)
+    confidence = read_frames(tracks_path, "confidence", CONFIDENCE_DIMS, start, stop)
+    for name, values, dims in (
+        ("position", position, POSITION_DIMS),
+        ("confidence", confidence, CONFIDENCE_DIMS),
+    ):
+        if np.isinf(values).any():  # the labels of the message need the coordinates
+            with xr.open_zarr(tracks_path, consolidated=False, chunks=None) as ds:
+                ds = ds.rename({k: v for k, v in PLURAL_DIMS.items() if k in ds.dims})
+                block = ds.isel(time=slice(start, stop))
+                _refuse_infinite(values, name, dims, block, start, where)
     digest = hashlib.sha256(position.tobytes())
     digest.update(confidence.tobytes())
     observed = np.isfinite(position).all(axis=1).sum(axis=0)
     scale = None
     if keypoints is not None and reference is not None:
-        scale = _scale(position, keypoints, reference)
+        # a unit check needs the median's order of magnitude, not every frame's ratio
+        step = max(1, position.shape[0] // SCALE_FRAMES)
+        scale = _scale(position[::step], keypoints, reference)
     return BlockDigest(start, digest.hexdigest(), observed, scale)
 
 

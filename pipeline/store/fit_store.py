@@ -38,6 +38,7 @@ import numpy as np
 import xarray as xr
 import zarr
 
+from pipeline.store.seams import TAIL, create_tail, seam_disagreement, write_tail
 from pipeline.tracks.schema import TracksError, validate_tracks
 
 SCHEMA_VERSION = 1
@@ -144,6 +145,10 @@ def _names(values) -> np.ndarray:
     return np.array([str(v) for v in values], dtype=object)
 
 
+#: lz4 with byte shuffle: about 3x zstd's speed at a similar ratio on fitted floats.
+_COMPRESSORS = (zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),)
+
+
 def _template(layout: FitLayout, attrs: Mapping[str, Any]) -> tuple[xr.Dataset, dict]:
     sizes = layout.sizes()
     data, encoding = {}, {}
@@ -157,7 +162,7 @@ def _template(layout: FitLayout, attrs: Mapping[str, Any]) -> tuple[xr.Dataset, 
             min(layout.chunk_frames, s) if d == "time" else 1 if d == "seam" else s
             for d, s in zip(dims, shape, strict=True)
         )
-        encoding[name] = {"chunks": enc_chunks, "fill_value": fill}
+        encoding[name] = {"chunks": enc_chunks, "fill_value": fill, "compressors": _COMPRESSORS}
     start = np.arange(layout.n_chunks) * layout.chunk_frames
     coords = {
         "time": layout.time,
@@ -196,6 +201,9 @@ def create_fit_store(path: str | Path, layout: FitLayout, attrs: Mapping[str, An
     ds.to_zarr(path, mode="w", compute=False, consolidated=False, zarr_format=3, encoding=encoding)
     group = zarr.open_group(path, mode="r+", zarr_format=3).create_group(MARKERS)
     group.create_array("done", shape=(layout.n_chunks,), chunks=(1,), dtype="int8", fill_value=0)
+    create_tail(
+        group, layout.n_chunks, layout.overlap_frames, (len(layout.individuals), len(layout.dofs))
+    )
     group.create_array(
         "seconds",
         shape=(layout.n_chunks, len(TIMING_FIELDS)),
@@ -240,6 +248,13 @@ def write_chunk(
     if seam is not None:
         array = group["seam_dof_value"]
         array[k] = np.asarray(seam, dtype=array.dtype)
+    markers = group[MARKERS]
+    write_tail(
+        markers,
+        k,
+        np.asarray(values["dof_value"]),
+        markers[TAIL].shape[1] if TAIL in markers else 0,
+    )
 
 
 def mark_done(path: str | Path, k: int, seconds: tuple[float, float, float, float]) -> None:
@@ -296,17 +311,8 @@ def finalize(path: str | Path, layout: FitLayout, attrs: Mapping[str, Any]) -> i
         Frame-individuals the solver did not converge on (also stored as the attr
         ``not_converged``).
     """
-    ds = xr.open_zarr(path, consolidated=False)
-    n_ind, overlap = len(layout.individuals), layout.overlap_frames
-    seam = np.full((layout.n_chunks, n_ind), np.nan, dtype=np.float32)
-    for k in range(1, layout.n_chunks if overlap > 0 else 0):
-        start, _ = layout.bounds(k)
-        lo = max(start - overlap, 0)
-        previous = ds["dof_value"].isel(time=slice(lo, start)).values
-        warmup = ds["seam_dof_value"].isel(seam=k).values[overlap - (start - lo) :]
-        diff = np.abs(warmup - previous)
-        seam[k] = np.nanmax(diff, axis=(0, 2)) if diff.size else np.nan
-    ds.close()
+    markers = zarr.open_group(path, mode="r", zarr_format=3)[MARKERS]
+    seam = seam_disagreement(path, layout, markers)
     xr.Dataset({"seam_disagreement": (("seam", "individual"), seam)}).to_zarr(
         path, region={"seam": slice(0, layout.n_chunks)}, mode="r+", consolidated=False
     )

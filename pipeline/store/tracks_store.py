@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from pathlib import Path
 
+import numpy as np
 import xarray as xr
+import zarr
 
 from pipeline.store.atomic import building
-from pipeline.tracks.schema import CONFIDENCE_DIMS, DIMS, TracksError, validate_tracks
+from pipeline.tracks.schema import (
+    CONFIDENCE_DIMS,
+    DIMS,
+    PLURAL_DIMS,
+    TracksError,
+    validate_tracks,
+)
 
 #: Default frames per zarr chunk of a tracks store.
 DEFAULT_CHUNK_FRAMES = 4096
+#: lz4 with byte shuffle: decompresses several times faster than zstd at a similar ratio.
+COMPRESSORS = (zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),)
 
 
 def write_tracks(
@@ -61,8 +73,14 @@ def write_tracks(
         ds = ds.chunk({"time": chunk_frames, "space": -1, "keypoint": -1, "individual": -1})
     n = min(chunk_frames, ds.sizes["time"])
     encoding = {
-        "position": {"chunks": (n,) + tuple(ds.sizes[d] for d in DIMS[1:])},
-        "confidence": {"chunks": (n,) + tuple(ds.sizes[d] for d in CONFIDENCE_DIMS[1:])},
+        "position": {
+            "chunks": (n,) + tuple(ds.sizes[d] for d in DIMS[1:]),
+            "compressors": COMPRESSORS,
+        },
+        "confidence": {
+            "chunks": (n,) + tuple(ds.sizes[d] for d in CONFIDENCE_DIMS[1:]),
+            "compressors": COMPRESSORS,
+        },
     }
     with building(path) as tmp:
         ds.to_zarr(tmp, mode="w", consolidated=False, zarr_format=3, encoding=encoding)
@@ -97,3 +115,76 @@ def open_tracks(path: str | Path) -> xr.Dataset:
     except Exception as exc:
         raise TracksError(f"{path}: not a readable zarr store ({exc})") from exc
     return validate_tracks(ds, source=str(path))
+
+
+def read_frames(
+    path: str | Path, name: str, dims: tuple[str, ...], start: int, stop: int
+) -> np.ndarray:
+    """Frames ``[start, stop)`` of one variable of a tracks store, as float32 in ``dims`` order.
+
+    Reads the zarr array directly: the chunk tasks and the input scan call this once per
+    block, and opening the store with xarray would decode every coordinate (the whole
+    ``time`` axis) each time.
+
+    Parameters
+    ----------
+    path : str or Path
+        Tracks store.
+    name : str
+        ``position`` or ``confidence``.
+    dims : tuple of str
+        Wanted dimension order (``time`` first); movement's plural names are accepted in
+        the store.
+    start, stop : int
+        Frame range.
+
+    Returns
+    -------
+    ndarray, float32, C-contiguous
+
+    Raises
+    ------
+    TracksError
+        The variable or one of its chunks cannot be read (corrupt or truncated store).
+    """
+    try:
+        array = zarr.open_array(Path(path) / name, mode="r")
+        if _cf_encoded(array.attrs):  # packed or sentinel-masked: let xarray decode it
+            with xr.open_zarr(path, consolidated=False, chunks=None) as ds:
+                ds = ds.rename({k: v for k, v in PLURAL_DIMS.items() if k in ds.dims})
+                values = ds[name].isel(time=slice(start, stop)).transpose(*dims).values
+            return np.ascontiguousarray(values, dtype=np.float32)
+        stored = [PLURAL_DIMS.get(d, d) for d in array.metadata.dimension_names]
+        region = [slice(None)] * len(stored)
+        region[stored.index("time")] = slice(start, stop)
+        values = array[tuple(region)]
+        order = [stored.index(d) for d in dims]
+    except Exception as exc:  # noqa: BLE001 - codec and I/O errors of any kind
+        raise TracksError(
+            f"{path}: field {name!r}: cannot read the stored data (corrupt or truncated "
+            f"chunk?): {type(exc).__name__}: {exc}"
+        ) from exc
+    return np.ascontiguousarray(np.transpose(values, order), dtype=np.float32)
+
+
+def _cf_encoded(attrs) -> bool:
+    """The array's values need CF decoding (scale/offset, or a non-NaN missing marker).
+
+    xarray stores a float ``_FillValue`` in zarr v3 attrs as base64 of its bytes; NaN
+    there is what a NaN-missing float array already reads as.
+    """
+    if "scale_factor" in attrs or "add_offset" in attrs:
+        return True
+    for key in ("_FillValue", "missing_value"):
+        value = attrs.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str):
+            try:
+                raw = base64.b64decode(value, validate=True)
+                value = np.frombuffer(raw, {8: np.float64, 4: np.float32}[len(raw)])[0]
+            except (ValueError, KeyError, binascii.Error):
+                return True
+        if not (isinstance(value, float | np.floating) and np.isnan(value)):
+            return True
+    return False
