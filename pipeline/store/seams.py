@@ -36,18 +36,19 @@ def create_tail(markers: zarr.Group, n_chunks: int, overlap: int, shape: tuple[i
     )
 
 
-def write_tail(markers: zarr.Group, k: int, dof_value: np.ndarray, overlap: int) -> None:
-    """Store chunk ``k``'s last ``overlap`` frames of ``dof_value`` ``(T, individual, dof)``.
+async def write_tail(markers, k: int, dof_value: np.ndarray) -> None:
+    """Store chunk ``k``'s last frames of ``dof_value`` ``(T, individual, dof)``.
 
-    A chunk shorter than ``overlap`` is NaN-padded at the front.
+    ``markers`` is the marker group opened with zarr's asynchronous API; a chunk shorter
+    than the overlap is NaN-padded at the front.
     """
-    if TAIL not in markers or overlap < 1:
-        return
+    array = await markers.getitem(TAIL)
+    overlap = array.shape[1]
     tail = np.full((overlap, *dof_value.shape[1:]), np.nan)
     n = min(overlap, dof_value.shape[0])
     if n:
         tail[overlap - n :] = dof_value[dof_value.shape[0] - n :]
-    markers[TAIL][k] = tail
+    await array.setitem(k, tail)
 
 
 def seam_disagreement(path: str | Path, layout: Any, markers: zarr.Group) -> np.ndarray:
