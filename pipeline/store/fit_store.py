@@ -157,10 +157,9 @@ def _template(layout: FitLayout, attrs: Mapping[str, Any]) -> tuple[xr.Dataset, 
     data, encoding = {}, {}
     for name, (dims, dtype, fill, var_attrs) in VARIABLES.items():
         shape = tuple(sizes[d] for d in dims)
-        chunks = tuple(
-            layout.chunk_frames if d == "time" else 1 if d == "seam" else -1 for d in dims
-        )
-        data[name] = xr.Variable(dims, da.full(shape, fill, dtype=dtype, chunks=chunks), var_attrs)
+        # one dask chunk per variable: the template is never computed (metadata only), and
+        # a graph of one task per store chunk took longer to build than the store
+        data[name] = xr.Variable(dims, da.full(shape, fill, dtype=dtype, chunks=-1), var_attrs)
         enc_chunks = tuple(
             min(layout.chunk_frames, s) if d == "time" else 1 if d == "seam" else s
             for d, s in zip(dims, shape, strict=True)
