@@ -182,6 +182,8 @@ def evaluate(
 def kabsch_root(prob: Problem, frames: np.ndarray, q: np.ndarray):
     """Rigid fit of the pose ``q`` (root at identity) onto the observed 3D keypoints.
 
+    ``q`` is ``(S, N)``, or ``(1, N)`` for one pose fitted to every frame.
+
     Frames with fewer than three observed keypoints get the identity rotation and a
     translation matching the observed centroid (or the origin when none is observed).
 
@@ -199,7 +201,8 @@ def kabsch_root(prob: Problem, frames: np.ndarray, q: np.ndarray):
     if not model.free_base or not isinstance(prob.mapper, Identity3D):
         return pos, quat
     # float64 throughout: products of far float32 targets overflow the working precision
-    local = fk_state(model, q, need_axes=False).positions.astype(np.float64)  # (S, J, 3)
+    local = fk_state(model, q, need_axes=False).positions.astype(np.float64)
+    local = np.broadcast_to(local, (s, *local.shape[1:]))  # (S, J, 3)
     target = prob.obs[frames, 0].astype(np.float64)
     w = prob.weight[frames, 0].astype(np.float64)
     wsum = w.sum(axis=1)

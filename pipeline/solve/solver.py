@@ -142,7 +142,7 @@ def _cold_pose(prob: Problem, frames: np.ndarray) -> _Pose:
     s = frames.size
     q, _ = clamp(model, np.broadcast_to(model.neutral, (s, model.n_dofs)).astype(model.dtype))
     if prob.config.cold_root == "kabsch":
-        root_pos, root_quat = kabsch_root(prob, frames, q)
+        root_pos, root_quat = kabsch_root(prob, frames, q[:1])  # one neutral pose for all
     else:
         root_pos = np.zeros((s, 3), model.dtype)
         root_quat = np.zeros((s, 4), model.dtype)
@@ -192,11 +192,17 @@ def _prepare(plan, targets, weights, config: SolverConfig, mapper) -> tuple[Prob
     return prepare(plan, targets, weights, config, mapper, dtype), compiled
 
 
-def _run_compiled(prob: Problem, start: _Pose, chained: bool) -> FitResult:
+def _run_compiled(prob: Problem, start: _Pose | None, chained: bool) -> FitResult:
+    """Solve on the compiled engine, from ``start`` or (None) cold from the neutral pose."""
     from pipeline.solve.compiled import solve_compiled  # numba loads on first use only
 
-    velocity = prob.config.warm_start == "velocity"
-    return solve_compiled(prob, start.q, start.root_pos, start.root_quat, chained, velocity)
+    cfg, model = prob.config, prob.model
+    kabsch = start is None and cfg.cold_root == "kabsch" and model.free_base
+    if start is None:  # one start pose for all; the kernel fits each frame's root
+        q, _ = clamp(model, model.neutral[None].astype(model.dtype))
+        start = _Pose(np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0, 0.0]]), q)
+    velocity = cfg.warm_start == "velocity"
+    return solve_compiled(prob, start.q, start.root_pos, start.root_quat, chained, velocity, kabsch)
 
 
 def solve_frames(
@@ -233,9 +239,10 @@ def solve_frames(
     prob, compiled = _prepare(plan, targets, weights, config, mapper)
     t = prob.n_frames
     all_frames = np.arange(t)
-    pose = _initial_pose(prob, initial) if initial is not None else _cold_pose(prob, all_frames)
     if compiled:
-        return _run_compiled(prob, pose, chained=False)
+        start = _initial_pose(prob, initial) if initial is not None else None
+        return _run_compiled(prob, start, chained=False)
+    pose = _initial_pose(prob, initial) if initial is not None else _cold_pose(prob, all_frames)
     iterations = np.zeros(t, np.int32)
     converged = np.zeros(t, bool)
     limit_active = np.zeros((t, plan.n_dofs), bool)
@@ -316,7 +323,7 @@ def solve_sequence(
     if t == 0:
         return _finalize(prob, out, iterations, converged, limit_active).astype(config.np_dtype)
     if compiled:
-        return _run_compiled(prob, _cold_pose(prob, np.zeros(1, np.intp)), chained=True)
+        return _run_compiled(prob, None, chained=True)
     segs = _segments(t, config)
     first = np.array([a for a, _ in segs])
     stop = np.array([b for _, b in segs])

@@ -28,6 +28,7 @@ def solve_compiled(
     root_quat0: np.ndarray,
     chained: bool,
     velocity: bool = False,
+    kabsch: bool = False,
 ) -> FitResult:
     """Solve a 3D problem frame by frame.
 
@@ -36,11 +37,15 @@ def solve_compiled(
     prob : Problem
         With the :class:`~pipeline.solve.mappers.Identity3D` mapper.
     q0, root_pos0, root_quat0 : (T0, N), (T0, 3), (T0, 4)
-        Clamped starting poses: one per frame, or (``chained``) the first frame's.
+        Clamped starting poses: one per frame, or one for every frame that is not
+        warm-started (``T0 == 1``).
     chained : bool
         Warm-start every frame from the one before.
     velocity : bool
         Constant-velocity warm start (with ``chained``).
+    kabsch : bool
+        Cold-start the root of every frame that is not warm-started by a rigid fit of the
+        starting pose to its targets (``SolverConfig.cold_root == "kabsch"``).
 
     Returns
     -------
@@ -72,6 +77,7 @@ def solve_compiled(
             np.ascontiguousarray(root_quat0, dtype=np.float64),
             chained,
             velocity,
+            kabsch,
             cfg.n_iterations,
             cfg.mode == "gn",
             float(cfg.neutral_weight),

@@ -18,7 +18,15 @@ import numpy as np
 
 from pipeline.solve.compiled.forward import fk, objective
 from pipeline.solve.compiled.normal import assemble, solve_tree
-from pipeline.solve.compiled.pose import apply_step, diagnostics, local_quats, warm_start
+from pipeline.solve.compiled.pose import (
+    apply_step,
+    copy,
+    diagnostics,
+    fill,
+    kabsch_start,
+    local_quats,
+    warm_start,
+)
 from pipeline.solve.compiled.so3 import quat_to_matrix
 from pipeline.solve.compiled.tables import Tables
 
@@ -37,6 +45,7 @@ def solve_frames_kernel(
     init_root_quat: np.ndarray,
     chained: bool,
     velocity: bool,
+    kabsch: bool,
     n_iterations: int,
     gn: bool,
     neutral_weight: float,
@@ -67,12 +76,16 @@ def solve_frames_kernel(
     weight : (T, J) float64
         Observation weights times joint weight scalers, 0 where missing.
     init_q, init_root_pos, init_root_quat : (T0, N), (T0, 3), (T0, 4)
-        Starting poses, already clamped: one per frame (``chained`` False) or the first
-        frame's (``chained`` True, later frames start from the previous solution).
+        Starting poses, already clamped: one per frame, or one for all (``T0 == 1``);
+        with ``chained`` only the first frame uses it (later frames start from the
+        previous solution).
     chained : bool
         Warm-start each frame from the one before (:func:`solve_sequence`).
     velocity : bool
         With ``chained``: start from ``2 p[t-1] - p[t-2]`` once two frames are solved.
+    kabsch : bool
+        Replace the starting root pose of a frame that is not warm-started by the rigid
+        fit of the starting DOFs' keypoints (:func:`~.pose.kabsch_start`).
     n_iterations, gn, neutral_weight, damping, lm_damping, pos_tol, ang_tol, loss, loss_scale
         :class:`SolverConfig` fields (``gn`` for ``mode == "gn"``; ``loss`` a code of
         :data:`~.forward.LOSS_CODES`).
@@ -118,19 +131,28 @@ def solve_frames_kernel(
     rq_new = np.empty(4)
     act = np.zeros(n, np.bool_)
     act_new = np.zeros(n, np.bool_)
+    local = np.empty((nj, 3))
+    origin = np.zeros(3)
+    eye = np.eye(3)
+    last_local = -1
     prior = neutral_weight * tb.prior_scale
     lam0 = damping if gn else lm_damping
     for t in range(t_total):
         if chained and t > 0:
-            warm_start(tb, out_q, out_root_pos, out_root_quat, t, velocity, q, rp, rq)
+            warm_start(tb, out_q, out_root_pos, out_root_quat, t, velocity, q, rp, rq, act_new)
         else:
-            i0 = 0 if chained else t
-            q[:] = init_q[i0]
-            rp[:] = init_root_pos[i0]
-            rq[:] = init_root_quat[i0]
+            i0 = 0 if init_q.shape[0] == 1 else t
+            copy(init_q[i0], q)
+            copy(init_root_pos[i0], rp)
+            copy(init_root_quat[i0], rq)
+            if kabsch and nr:
+                if i0 != last_local:  # keypoints of this start pose, root at the origin
+                    fk(tb, q, origin, eye, False, rot, org, local, axes, pivots, tmp, trig)
+                    last_local = i0
+                kabsch_start(local, obs[t], weight[t], rp, rq)
         obs_t, w_t = obs[t], weight[t]
         lam = lam0
-        act[:] = False
+        fill(act, False)
         done = False
         it = 0
         while it < n_iterations and not done:
@@ -151,7 +173,7 @@ def solve_frames_kernel(
                 tb, q, rp, rq, step, q_new, rp_new, rq_new, act_new
             )
             if not (finite and math.isfinite(cost)):
-                act[:] = False  # keep the pose; never done (stops as not converged)
+                fill(act, False)  # keep the pose; never done (stops as not converged)
                 if not gn:
                     lam *= 10.0  # as a rejected step
                 continue
@@ -175,14 +197,14 @@ def solve_frames_kernel(
                 rq, rq_new = rq_new, rq
                 act, act_new = act_new, act
             else:
-                act[:] = False
-        out_q[t] = q
-        out_root_pos[t] = rp
-        out_root_quat[t] = rq
+                fill(act, False)
+        copy(q, out_q[t])
+        copy(rp, out_root_pos[t])
+        copy(rq, out_root_quat[t])
         iterations[t] = it
         converged[t] = done
-        limit_active[t] = act
+        copy(act, limit_active[t])
         quat_to_matrix(rq, root_rot)
         fk(tb, q, rp, root_rot, False, rot, org, fitted[t], axes, pivots, tmp, trig)
-        local_quats(tb, q, joint_rotation[t])
+        local_quats(tb, q, joint_rotation[t], trig)
         diagnostics(fitted[t], obs_t, w_t, residuals[t], stats[t])

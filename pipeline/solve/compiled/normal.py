@@ -84,7 +84,9 @@ def assemble(
     """
     nj = pos.shape[0]
     nr = tb.n_root
-    mom[:, :] = 0.0
+    for j in range(nj + 1):
+        for c in range(16):
+            mom[j, c] = 0.0
     for j in range(nj - 1, -1, -1):  # children follow parents: one reverse pass
         w = weff[j]
         px = pos[j, 0] - root_pos[0]

@@ -8,12 +8,38 @@ import numba as nb
 import numpy as np
 
 from pipeline.kinematics.model import HINGE, SWING1
-from pipeline.solve.compiled.so3 import quat_from_rotvec_times, quat_times_rotvec
+from pipeline.solve.compiled.so3 import matrix_to_quat, quat_from_rotvec_times
 from pipeline.solve.compiled.tables import Tables
 
-__all__ = ["apply_step", "clamp_into", "diagnostics", "local_quats", "warm_start"]
+__all__ = [
+    "apply_step",
+    "clamp_into",
+    "copy",
+    "diagnostics",
+    "fill",
+    "kabsch_start",
+    "local_quats",
+    "warm_start",
+]
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+_INLINE = {**_JIT, "inline": "always"}
+
+
+@nb.njit(**_INLINE)
+def copy(src: np.ndarray, dst: np.ndarray) -> None:
+    """``dst[:] = src`` for 1D arrays, as a plain loop (numba's slice copy costs ~0.1 us)."""
+    for i in range(src.shape[0]):
+        dst[i] = src[i]
+
+
+@nb.njit(**_INLINE)
+def fill(a: np.ndarray, value) -> None:
+    """``a[:] = value`` for a 1D array, as a plain loop."""
+    for i in range(a.shape[0]):
+        a[i] = value
+
+
 _EPS_TOL = 16 * np.finfo(np.float64).eps
 
 
@@ -49,7 +75,8 @@ def clamp_into(tb: Tables, q: np.ndarray, wrap: bool, active: np.ndarray) -> Non
             active[k] = True
         if wrap and tb.free_angle[k]:
             rel = c - tb.neutral[k]
-            c = tb.neutral[k] + (rel + math.pi) % (2.0 * math.pi) - math.pi
+            if not -math.pi <= rel < math.pi:  # the modulo is slow; most angles are inside
+                c = tb.neutral[k] + (rel + math.pi) % (2.0 * math.pi) - math.pi
         q[k] = c
     _clamp_balls(tb, q, active)
 
@@ -115,8 +142,8 @@ def apply_step(
         for i in range(4):
             finite = finite and math.isfinite(rq_new[i])
     else:
-        rp_new[:] = rp
-        rq_new[:] = rq
+        copy(rp, rp_new)
+        copy(rq, rq_new)
     return max_pos, max_ang, finite
 
 
@@ -131,15 +158,18 @@ def warm_start(
     q: np.ndarray,
     rp: np.ndarray,
     rq: np.ndarray,
+    scratch: np.ndarray,
 ) -> None:
     """Start pose of frame ``t >= 1`` from the solutions before it (wrapped, clamped).
+
+    ``scratch`` is an ``(N,)`` bool buffer (the clamp's activity, not needed here).
 
     The previous solution, or with ``velocity`` (from ``t >= 2``) the constant-velocity
     prediction ``2 p[t-1] - p[t-2]`` (the root rotation advanced by the last increment).
     """
-    q[:] = out_q[t - 1]
-    rp[:] = out_rp[t - 1]
-    rq[:] = out_rq[t - 1]
+    copy(out_q[t - 1], q)
+    copy(out_rp[t - 1], rp)
+    copy(out_rq[t - 1], rq)
     if velocity and t >= 2:
         for k in range(q.shape[0]):
             q[k] = 2.0 * q[k] - out_q[t - 2, k]
@@ -158,35 +188,47 @@ def warm_start(
         nq = math.sqrt(rq[0] ** 2 + rq[1] ** 2 + rq[2] ** 2 + rq[3] ** 2)
         for i in range(4):
             rq[i] /= nq
-    scratch = np.zeros(q.shape[0], np.bool_)
     clamp_into(tb, q, True, scratch)
 
 
 @nb.njit(**_JIT)
-def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray) -> None:
+def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray, trig: np.ndarray) -> None:
     """Each joint's rotation relative to its rest frame, ``(J, 4)`` wxyz with ``w >= 0``.
 
     The product of the joint's own DOF rotations (slides do not rotate), as
-    :func:`pipeline.kinematics.forward.joint_rotations_local`.
+    :func:`pipeline.kinematics.forward.joint_rotations_local`. ``trig`` ``(2, N)`` is
+    scratch for the half-angle cosines and sines, computed in one independent loop.
     """
+    for k in range(q.shape[0]):
+        trig[0, k] = math.cos(0.5 * q[k])
+        trig[1, k] = math.sin(0.5 * q[k])
     for j in range(out.shape[0]):
-        r = out[j]
-        r[0], r[1], r[2], r[3] = 1.0, 0.0, 0.0, 0.0
+        w, x, y, z = 1.0, 0.0, 0.0, 0.0
         for k in range(tb.dof_start[j], tb.dof_start[j + 1]):
-            ax = tb.dof_axis[k]
-            if tb.dof_type[k] == HINGE:
-                quat_times_rotvec(r, ax[0] * q[k], ax[1] * q[k], ax[2] * q[k])
-            elif tb.dof_type[k] == SWING1:
-                b = tb.dof_axis[k + 1]
+            typ = tb.dof_type[k]
+            if typ == HINGE:
+                bw, s = trig[0, k], trig[1, k]
+                bx, by, bz = s * tb.dof_axis[k, 0], s * tb.dof_axis[k, 1], s * tb.dof_axis[k, 2]
+            elif typ == SWING1:
                 s1, s2 = q[k], q[k + 1]
-                quat_times_rotvec(
-                    r, s1 * ax[0] + s2 * b[0], s1 * ax[1] + s2 * b[1], s1 * ax[2] + s2 * b[2]
-                )
-        nrm = math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2] + r[3] * r[3])
-        if r[0] < 0.0:
+                vx = s1 * tb.dof_axis[k, 0] + s2 * tb.dof_axis[k + 1, 0]
+                vy = s1 * tb.dof_axis[k, 1] + s2 * tb.dof_axis[k + 1, 1]
+                vz = s1 * tb.dof_axis[k, 2] + s2 * tb.dof_axis[k + 1, 2]
+                t = math.sqrt(vx * vx + vy * vy + vz * vz)
+                f = 0.5 - t * t / 48.0 if t < 1e-8 else math.sin(0.5 * t) / t
+                bw, bx, by, bz = math.cos(0.5 * t), f * vx, f * vy, f * vz
+            else:
+                continue
+            w, x, y, z = (
+                w * bw - x * bx - y * by - z * bz,
+                w * bx + x * bw + y * bz - z * by,
+                w * by - x * bz + y * bw + z * bx,
+                w * bz + x * by - y * bx + z * bw,
+            )
+        nrm = math.sqrt(w * w + x * x + y * y + z * z)
+        if w < 0.0:
             nrm = -nrm
-        for i in range(4):
-            r[i] /= nrm
+        out[j, 0], out[j, 1], out[j, 2], out[j, 3] = w / nrm, x / nrm, y / nrm, z / nrm
 
 
 @nb.njit(**_JIT)
@@ -210,3 +252,64 @@ def diagnostics(
     stats[0] = math.sqrt(total / max(count, 1))
     stats[1] = math.sqrt(big)
     stats[2] = count
+
+
+@nb.njit(**_JIT)
+def kabsch_start(
+    local: np.ndarray, obs: np.ndarray, w: np.ndarray, rp: np.ndarray, rq: np.ndarray
+) -> None:
+    """Cold-start root pose: the rigid (Kabsch) fit of the neutral keypoints to the targets.
+
+    As :func:`pipeline.solve.problem.kabsch_root`: with no observed keypoint the origin and
+    identity; with fewer than three, or collinear ones, the identity rotation and the
+    translation that matches the weighted centroids.
+
+    Parameters
+    ----------
+    local : (J, 3)
+        Keypoints of the neutral pose with the root at the origin and identity rotation.
+    obs : (J, 3); w : (J,)
+        Targets and weights (0 where missing).
+    rp : (3,) out; rq : (4,) out
+        Root position and wxyz orientation.
+    """
+    rp[0] = rp[1] = rp[2] = 0.0
+    rq[0], rq[1], rq[2], rq[3] = 1.0, 0.0, 0.0, 0.0
+    wsum = 0.0
+    count = 0
+    for j in range(w.shape[0]):
+        wsum += w[j]
+        count += w[j] > 0.0
+    if not (wsum > 0.0 and math.isfinite(wsum)):
+        return
+    cl = np.zeros(3)
+    ct = np.zeros(3)
+    for j in range(w.shape[0]):
+        f = w[j] / wsum
+        if f > 0.0:
+            for a in range(3):
+                cl[a] += f * local[j, a]
+                ct[a] += f * obs[j, a]
+    h = np.zeros((3, 3))
+    for j in range(w.shape[0]):
+        f = w[j] / wsum
+        if f > 0.0:
+            for a in range(3):
+                for b in range(3):
+                    h[a, b] += f * (local[j, a] - cl[a]) * (obs[j, b] - ct[b])
+    for a in range(3):
+        if not math.isfinite(ct[a]):
+            return
+        for b in range(3):
+            if not math.isfinite(h[a, b]):
+                return
+    rot = np.eye(3)
+    u, sv, vt = np.linalg.svd(h)
+    if count >= 3 and sv[1] > 1e-9 * max(sv[0], 1e-30):
+        d = np.sign(np.linalg.det(u @ vt))
+        for a in range(3):
+            for b in range(3):
+                rot[a, b] = vt[0, a] * u[b, 0] + vt[1, a] * u[b, 1] + d * vt[2, a] * u[b, 2]
+    matrix_to_quat(rot, rq)
+    for a in range(3):
+        rp[a] = ct[a] - (rot[a, 0] * cl[0] + rot[a, 1] * cl[1] + rot[a, 2] * cl[2])

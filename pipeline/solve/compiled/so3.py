@@ -15,9 +15,9 @@ __all__ = [
     "axis_angle",
     "expmap_and_left_jacobian",
     "matmul3",
+    "matrix_to_quat",
     "quat_from_rotvec_times",
     "quat_to_matrix",
-    "quat_times_rotvec",
 ]
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
@@ -128,14 +128,27 @@ def quat_from_rotvec_times(v: np.ndarray, q: np.ndarray, out: np.ndarray) -> Non
 
 
 @nb.njit(**_JIT)
-def quat_times_rotvec(q: np.ndarray, x: float, y: float, z: float) -> None:
-    """``q <- q * quat(v)`` in place for the rotation vector ``v = (x, y, z)``."""
-    t = math.sqrt(x * x + y * y + z * z)
-    h = 0.5 * t
-    k = 0.5 - t * t / 48.0 if t < 1e-8 else math.sin(h) / t
-    bw, bx, by, bz = math.cos(h), k * x, k * y, k * z
-    aw, ax, ay, az = q[0], q[1], q[2], q[3]
-    q[0] = aw * bw - ax * bx - ay * by - az * bz
-    q[1] = aw * bx + ax * bw + ay * bz - az * by
-    q[2] = aw * by - ax * bz + ay * bw + az * bx
-    q[3] = aw * bz + ax * by - ay * bx + az * bw
+def matrix_to_quat(m: np.ndarray, out: np.ndarray) -> None:
+    """Unit wxyz quaternion, ``w >= 0``, of the rotation matrix ``m``.
+
+    The branch of the largest of trace and diagonal terms, as
+    :func:`pipeline.kinematics.rotations.matrix_to_quat`.
+    """
+    m00, m11, m22 = m[0, 0], m[1, 1], m[2, 2]
+    trace = m00 + m11 + m22
+    if trace >= m00 and trace >= m11 and trace >= m22:
+        w, x = 1.0 + trace, m[2, 1] - m[1, 2]
+        y, z = m[0, 2] - m[2, 0], m[1, 0] - m[0, 1]
+    elif m00 >= m11 and m00 >= m22:
+        w, x = m[2, 1] - m[1, 2], 1.0 + m00 - m11 - m22
+        y, z = m[0, 1] + m[1, 0], m[0, 2] + m[2, 0]
+    elif m11 >= m22:
+        w, x = m[0, 2] - m[2, 0], m[0, 1] + m[1, 0]
+        y, z = 1.0 - m00 + m11 - m22, m[1, 2] + m[2, 1]
+    else:
+        w, x = m[1, 0] - m[0, 1], m[0, 2] + m[2, 0]
+        y, z = m[1, 2] + m[2, 1], 1.0 - m00 - m11 + m22
+    n = math.sqrt(w * w + x * x + y * y + z * z)
+    if w < 0.0:
+        n = -n
+    out[0], out[1], out[2], out[3] = w / n, x / n, y / n, z / n
