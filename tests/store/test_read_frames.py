@@ -6,25 +6,8 @@ import xarray as xr
 
 from pipeline.store import write_tracks
 from pipeline.store.tracks_store import read_frames
-from pipeline.tracks import TracksError, make_tracks_dataset
+from pipeline.tracks import TracksError
 from pipeline.tracks.schema import CONFIDENCE_DIMS, DIMS
-
-
-@pytest.fixture
-def tracks(rng):
-    position = rng.normal(size=(50, 3, 4, 2)).astype(np.float32)
-    position[10:20, :, 2, 1] = np.nan
-    return make_tracks_dataset(
-        position,
-        rng.uniform(size=(50, 4, 2)),
-        keypoints=["a", "b", "c", "d"],
-        individuals=["m1", "m2"],
-        fps=30.0,
-        source_software="test",
-        session="s1",
-        unit="mm",
-        up_axis="z",
-    )
 
 
 @pytest.mark.parametrize(("start", "stop"), [(0, 50), (5, 37), (16, 32), (40, 50), (49, 50)])

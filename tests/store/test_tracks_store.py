@@ -5,24 +5,7 @@ import xarray as xr
 import zarr
 
 from pipeline.store import open_tracks, write_tracks
-from pipeline.tracks import TracksError, make_tracks_dataset
-
-
-@pytest.fixture
-def tracks(rng):
-    position = rng.normal(size=(50, 3, 4, 2)).astype(np.float32)
-    position[10:20, :, 2, 1] = np.nan
-    return make_tracks_dataset(
-        position,
-        rng.uniform(size=(50, 4, 2)),
-        keypoints=["a", "b", "c", "d"],
-        individuals=["m1", "m2"],
-        fps=30.0,
-        source_software="test",
-        session="s1",
-        unit="mm",
-        up_axis="z",
-    )
+from pipeline.tracks import TracksError
 
 
 def _entries(folder):

@@ -21,6 +21,7 @@ __all__ = [
 ]
 
 _JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+_INLINE = {**_JIT, "inline": "always"}
 
 
 @nb.njit(**_JIT)
@@ -48,7 +49,6 @@ def expmap_and_left_jacobian(x: float, y: float, z: float, out: np.ndarray) -> N
     ``J_l = I + B [v]x + C [v]x^2`` with ``B = (1 - cos t) / t^2`` and
     ``C = (t - sin t) / t^3``; both use their Taylor series below ``t = 1e-4``.
     """
-    rot, jac = out[0], out[1]
     t2 = x * x + y * y + z * z
     t = math.sqrt(t2)
     if t < 1e-4:
@@ -60,26 +60,27 @@ def expmap_and_left_jacobian(x: float, y: float, z: float, out: np.ndarray) -> N
         a = s / t
         b = (1.0 - co) / t2
         c = (t - s) / (t2 * t)
+    _rodrigues_form(x, y, z, t2, a, b, out, 0)
+    _rodrigues_form(x, y, z, t2, b, c, out, 1)
+
+
+@nb.njit(**_INLINE)
+def _rodrigues_form(
+    x: float, y: float, z: float, t2: float, p: float, r: float, out: np.ndarray, i: int
+) -> None:
+    """``out[i] = I + p [v]x + r [v]x^2`` for ``v = (x, y, z)``, ``t2 = |v|^2``."""
+    m = out[i]
     # [v]x^2 = v v^T - t^2 I
     xx, yy, zz, xy, xz, yz = x * x - t2, y * y - t2, z * z - t2, x * y, x * z, y * z
-    rot[0, 0] = 1.0 + b * xx
-    rot[1, 1] = 1.0 + b * yy
-    rot[2, 2] = 1.0 + b * zz
-    rot[0, 1] = -a * z + b * xy
-    rot[1, 0] = a * z + b * xy
-    rot[0, 2] = a * y + b * xz
-    rot[2, 0] = -a * y + b * xz
-    rot[1, 2] = -a * x + b * yz
-    rot[2, 1] = a * x + b * yz
-    jac[0, 0] = 1.0 + c * xx
-    jac[1, 1] = 1.0 + c * yy
-    jac[2, 2] = 1.0 + c * zz
-    jac[0, 1] = -b * z + c * xy
-    jac[1, 0] = b * z + c * xy
-    jac[0, 2] = b * y + c * xz
-    jac[2, 0] = -b * y + c * xz
-    jac[1, 2] = -b * x + c * yz
-    jac[2, 1] = b * x + c * yz
+    m[0, 0] = 1.0 + r * xx
+    m[1, 1] = 1.0 + r * yy
+    m[2, 2] = 1.0 + r * zz
+    m[0, 1] = -p * z + r * xy
+    m[1, 0] = p * z + r * xy
+    m[0, 2] = p * y + r * xz
+    m[2, 0] = -p * y + r * xz
+    m[1, 2] = -p * x + r * yz
+    m[2, 1] = p * x + r * yz
 
 
 @nb.njit(**_JIT)
