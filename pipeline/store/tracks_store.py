@@ -21,7 +21,8 @@ from pipeline.tracks.schema import (
 
 #: Default frames per zarr chunk of a tracks store.
 DEFAULT_CHUNK_FRAMES = 4096
-#: lz4 with byte shuffle: decompresses several times faster than zstd at a similar ratio.
+#: lz4 with byte shuffle: decompresses several times faster than zstd at a similar ratio
+#: (tracks are read by every fit; new stores only, existing ones read as they are).
 COMPRESSORS = (zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"),)
 
 
