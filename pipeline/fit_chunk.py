@@ -18,7 +18,7 @@ import numpy as np
 from pipeline.bodyplan import BodyPlan
 from pipeline.solve import SolverConfig, solve_sequence
 from pipeline.store.faults import chunk_fault, io_fault, retry_io
-from pipeline.store.fit_store import mark_done, write_chunk
+from pipeline.store.fit_chunks import mark_done, write_chunk
 from pipeline.store.tracks_store import read_frames
 from pipeline.tracks.mapping import KeypointMapping
 from pipeline.tracks.schema import CONFIDENCE_DIMS, DIMS

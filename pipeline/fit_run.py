@@ -22,16 +22,13 @@ from pipeline.cluster import run_tasks
 from pipeline.fit_chunk import ChunkTask, fit_chunk
 from pipeline.store import fingerprint as fp
 from pipeline.store.atomic import partial_path, publish, remove_store
+from pipeline.store.fit_chunks import chunk_seconds, done_chunks, finalize, record_failure
 from pipeline.store.fit_store import (
     TIMING_FIELDS,
     FitLayout,
-    chunk_seconds,
     create_fit_store,
-    done_chunks,
-    finalize,
     json_text,
     layout_intact,
-    record_failure,
     store_attrs,
 )
 

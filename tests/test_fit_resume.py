@@ -10,7 +10,8 @@ from pipeline.fit import FAULT_CHUNKS_ENV, FAULT_DIR_ENV, FitError, fit_session
 from pipeline.solve import SolverConfig
 from pipeline.store import write_tracks
 from pipeline.store.atomic import partial_path
-from pipeline.store.fit_store import FitStoreError, chunk_seconds, done_chunks, open_fit
+from pipeline.store.fit_chunks import chunk_seconds, done_chunks
+from pipeline.store.fit_store import FitStoreError, open_fit
 from pipeline.synth import SynthConfig, synthesize
 
 

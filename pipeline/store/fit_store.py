@@ -1,4 +1,4 @@
-"""The fit store: layout, creation up front, aligned region writes, done markers, opening.
+"""The fit store: layout, creation up front, opening (writing: :mod:`.fit_chunks`).
 
 Layout (DESIGN.md "Data contracts", names exact)::
 
@@ -20,14 +20,13 @@ Layout (DESIGN.md "Data contracts", names exact)::
 ``seam`` has one entry per time chunk (the seam at the chunk's first frame; entry 0 is
 NaN); ``overlap`` indexes the ``overlap_frames`` frames before the seam. Time variables
 are chunked ``chunk_frames`` along ``time`` only; every region write covers exactly one
-chunk. Bookkeeping lives in the zarr subgroup ``_kinefit`` (``done (chunk,)`` int8 and
-``seconds (chunk, 4)`` read/solve/write/total), which xarray does not open.
+chunk. Bookkeeping lives in the zarr subgroup ``_kinefit`` (``done (chunk,)`` int8,
+``seconds (chunk, 4)`` read/solve/write/total, and ``tail`` for the seam summary, see
+:mod:`pipeline.store.seams`), which xarray does not open.
 """
 
 from __future__ import annotations
 
-import asyncio
-import datetime as dt
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,10 +37,8 @@ import dask.array as da
 import numpy as np
 import xarray as xr
 import zarr
-import zarr.api.asynchronous
-from zarr.core.sync import sync
 
-from pipeline.store.seams import TAIL, create_tail, seam_disagreement, write_tail
+from pipeline.store.seams import create_tail
 from pipeline.tracks.schema import TracksError, validate_tracks
 
 SCHEMA_VERSION = 1
@@ -220,81 +217,6 @@ def create_fit_store(path: str | Path, layout: FitLayout, attrs: Mapping[str, An
     return path
 
 
-def write_chunk(
-    path: str | Path,
-    k: int,
-    frames: tuple[int, int],
-    values: Mapping[str, np.ndarray],
-    seam: np.ndarray | None,
-) -> None:
-    """Write chunk ``k``'s results with region writes aligned to the store's chunks.
-
-    Parameters
-    ----------
-    path : str or Path
-        Fit store made by :func:`create_fit_store`.
-    k : int
-        Chunk index.
-    frames : (int, int)
-        ``[start, stop)`` of chunk ``k`` (:meth:`FitLayout.bounds`).
-    values : mapping
-        Every name of :data:`TIME_VARIABLES` to an array with the chunk's frames first
-        and the other dims as in :data:`VARIABLES`.
-    seam : ndarray, shape (overlap, individual, dof), optional
-        The chunk's warm-up solve of the frames before it (NaN-padded at the front).
-    """
-    start, stop = frames
-    sync(_write_region(str(path), k, (start, stop), values, seam))
-
-
-async def _write_region(path: str, k: int, frames, values, seam) -> None:
-    """Write every array of chunk ``k`` at once.
-
-    zarr's event loop overlaps their encoding and file writes: half the time of writing
-    them one after another.
-    """
-    start, stop = frames
-    group = await zarr.api.asynchronous.open_group(store=path, mode="r+", zarr_format=3)
-    names = list(TIME_VARIABLES) + (["seam_dof_value"] if seam is not None else [])
-    arrays = await asyncio.gather(*(group.getitem(n) for n in names))
-    writes = []
-    for name, array in zip(names, arrays, strict=True):
-        if name == "seam_dof_value":
-            writes.append(array.setitem(k, np.asarray(seam, dtype=array.dtype)))
-        else:
-            data = np.asarray(values[name], dtype=array.dtype)
-            writes.append(array.setitem(slice(start, stop), data))
-    await asyncio.gather(*writes)
-    markers = await group.getitem(MARKERS)
-    if await markers.contains(TAIL):
-        await write_tail(markers, k, np.asarray(values["dof_value"]))
-
-
-def mark_done(path: str | Path, k: int, seconds: tuple[float, float, float, float]) -> None:
-    """Record that chunk ``k`` is written (after its data), with its timings (s)."""
-    group = zarr.open_group(path, mode="r+", zarr_format=3)[MARKERS]
-    group["seconds"][k] = np.asarray(seconds, dtype=np.float64)
-    group["done"][k] = 1
-
-
-def record_failure(path: str | Path, chunks: list[int], errors: list[str]) -> None:
-    """Mark a partial store as failed: attr ``failed`` = chunks, errors and time (UTC)."""
-    group = zarr.open_group(path, mode="r+", zarr_format=3)
-    at = dt.datetime.now(dt.UTC).isoformat()
-    group.attrs["failed"] = {"chunks": list(chunks), "errors": list(errors), "at": at}
-
-
-def done_chunks(path: str | Path) -> np.ndarray:
-    """``(n_chunks,)`` bool: which chunks are marked done."""
-    group = zarr.open_group(path, mode="r", zarr_format=3)[MARKERS]
-    return np.asarray(group["done"][:]) == 1
-
-
-def chunk_seconds(path: str | Path) -> np.ndarray:
-    """``(n_chunks, 4)`` read, solve, write and total seconds per chunk (NaN if not done)."""
-    return np.asarray(zarr.open_group(path, mode="r", zarr_format=3)[MARKERS]["seconds"][:])
-
-
 def layout_intact(path: str | Path) -> bool:
     """True if every variable and chunk marker array of a fit store exists."""
     try:
@@ -313,31 +235,6 @@ def store_attrs(path: str | Path) -> dict[str, Any]:
         return dict(zarr.open_group(path, mode="r", zarr_format=3).attrs)
     except Exception:  # noqa: BLE001 - any unreadable store has no attrs
         return {}
-
-
-def finalize(path: str | Path, layout: FitLayout, attrs: Mapping[str, Any]) -> int:
-    """Compute the seam disagreements and write the final attrs (single writer).
-
-    Returns
-    -------
-    int
-        Frame-individuals the solver did not converge on (also stored as the attr
-        ``not_converged``).
-    """
-    markers = zarr.open_group(path, mode="r", zarr_format=3)[MARKERS]
-    seam = seam_disagreement(path, layout, markers)
-    xr.Dataset({"seam_disagreement": (("seam", "individual"), seam)}).to_zarr(
-        path, region={"seam": slice(0, layout.n_chunks)}, mode="r+", consolidated=False
-    )
-    group = zarr.open_group(path, mode="r+", zarr_format=3)
-    not_converged = int(np.count_nonzero(~np.asarray(group["converged"][...])))
-    if "failed" in group.attrs:  # an earlier run's failure, now resumed
-        del group.attrs["failed"]
-    finished = dt.datetime.now(dt.UTC).isoformat()
-    group.attrs.update(
-        {**attrs, "not_converged": not_converged, "complete": True, "finished": finished}
-    )
-    return not_converged
 
 
 def open_fit(path: str | Path) -> xr.Dataset:

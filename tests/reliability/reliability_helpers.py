@@ -105,7 +105,7 @@ def wait_for(condition: Callable[[], bool], timeout: float, what: str, poll: flo
 
 def done_count(partial: Path) -> int:
     """Chunks marked done in a partial fit store (0 while it is being created)."""
-    from pipeline.store.fit_store import done_chunks
+    from pipeline.store.fit_chunks import done_chunks
 
     try:
         return int(done_chunks(partial).sum())

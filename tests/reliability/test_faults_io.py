@@ -24,7 +24,8 @@ from reliability_helpers import assert_unchanged, remount, snapshot, tmpfs
 from pipeline.fit import FAULT_IO_ENV, FitError, fit_session
 from pipeline.solve import SolverConfig
 from pipeline.store.atomic import partial_path
-from pipeline.store.fit_store import done_chunks, open_fit, store_attrs
+from pipeline.store.fit_chunks import done_chunks
+from pipeline.store.fit_store import open_fit, store_attrs
 
 ROOT = os.geteuid() == 0
 

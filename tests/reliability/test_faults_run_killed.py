@@ -20,7 +20,7 @@ from reliability_helpers import KINEFIT, done_count, start, stop, wait_for
 
 from pipeline.fit import FAULT_CHUNKS_ENV, FitError, fit_session
 from pipeline.store.atomic import partial_path
-from pipeline.store.fit_store import done_chunks
+from pipeline.store.fit_chunks import done_chunks
 
 
 @pytest.mark.parametrize("when", [0, 3], ids=["while-creating-the-store", "after-3-chunks"])
