@@ -84,10 +84,31 @@ def _content_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def ingest_fingerprint(source: SessionSource, local: Path, chunk_frames: int) -> str:
-    """sha256 of the raw content and everything that shapes the tracks store."""
+def _stat_signature(path: Path) -> str:
+    """sha256 of the raw file's (or folder's files') names, sizes, inodes, mtimes, ctimes.
+
+    Any write moves a file's ctime and a copy has a new inode, so an unchanged signature
+    means the bytes hashed at the last ingest are still there (as
+    :func:`pipeline.store.fingerprint.store_signature` for tracks stores).
+    """
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        st = file.stat()
+        name = str(file.relative_to(path)) if path.is_dir() else ""
+        digest.update(repr((name, st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)).encode())
+    return digest.hexdigest()
+
+
+def ingest_fingerprint(
+    source: SessionSource, local: Path, chunk_frames: int, content: str | None = None
+) -> str:
+    """sha256 of the raw content and everything that shapes the tracks store.
+
+    ``content`` is the raw content's sha256 when already known (hashed otherwise).
+    """
     recipe: dict[str, Any] = {
-        "content": _content_sha256(local),
+        "content": content or _content_sha256(local),
         "format": source.format,
         "fps": source.fps,
         "options": {k: str(v) for k, v in sorted(source.options.items())},
@@ -136,8 +157,12 @@ def ingest_session(
     local = local_copy(source.url)
     if not local.exists():
         raise FileNotFoundError(f"{source.url}: no such session file (session {source.name!r})")
-    fingerprint = ingest_fingerprint(source, local, chunk_frames)
     attrs = store_attrs(out)
+    # untouched since the last ingest: reuse its content hash instead of reading the file
+    signature = _stat_signature(local)
+    content = attrs.get("source_sha256") if attrs.get("source_signature") == signature else None
+    content = content or _content_sha256(local)
+    fingerprint = ingest_fingerprint(source, local, chunk_frames, content)
     if out.exists() and attrs.get("ds_type") != "poses":
         raise FileExistsError(
             f"{out}: exists and is not a tracks store; refusing to replace it "
@@ -160,6 +185,8 @@ def ingest_session(
         session=source.name,
         source_file=source.url,
         ingest_fingerprint=fingerprint,
+        source_signature=signature,
+        source_sha256=content,
         n_frames=sizes["time"],
         n_keypoints=sizes["keypoint"],
         n_individuals=sizes["individual"],

@@ -121,6 +121,32 @@ def test_ingest_is_skipped_when_nothing_changed(tmp_path, plan):
     np.testing.assert_array_equal(open_tracks(out)["position"].values, position)
 
 
+def test_an_untouched_raw_file_is_not_read_again_and_a_changed_one_is(tmp_path, monkeypatch):
+    import os
+
+    import pipeline.ingest as ingest
+
+    path = tmp_path / "raw" / "s.csv"
+    _tree(tmp_path / "raw", {"s.csv": CSV})
+    source = SessionSource("s", str(path), fps=30.0)
+    out = tmp_path / "tracks" / "s.zarr"
+    hashed = []
+    real = ingest._content_sha256
+    monkeypatch.setattr(ingest, "_content_sha256", lambda p: hashed.append(p) or real(p))
+    assert not ingest_session(source, out, chunk_frames=16).skipped
+    assert len(hashed) == 1
+    assert ingest_session(source, out, chunk_frames=16).skipped
+    assert len(hashed) == 1  # same file, same stat: the recorded content hash is reused
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # touched, same bytes
+    assert ingest_session(source, out, chunk_frames=16).skipped
+    assert len(hashed) == 2  # hashed again: the content decides
+    path.write_text(CSV.replace("0.2,0,1", "0.3,0,1"))  # changed bytes
+    assert not ingest_session(source, out, chunk_frames=16).skipped
+    assert len(hashed) == 3
+    np.testing.assert_allclose(open_tracks(out)["position"].values[2, 0, 0, 0], 0.3)
+
+
 def test_ingest_refuses_to_replace_what_is_not_a_tracks_store(tmp_path):
     (tmp_path / "s.csv").write_text(CSV)
     precious = tmp_path / "precious.zarr"
