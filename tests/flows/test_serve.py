@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -27,13 +28,25 @@ pytestmark = pytest.mark.timeout(300)
 TERMINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
 
 
-def _api(url: str, path: str, body: dict | None = None) -> object:
+def _api(url: str, path: str, body: dict | None = None, patience: float = 60.0) -> object:
+    """One call of the Prefect REST API; retried while the server answers 503.
+
+    A busy local server (SQLite, a loaded 2-core machine) answers 503 Service
+    Unavailable for a moment, as any HTTP client of it may see; CI hit that once.
+    """
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        f"{url}{path}", data=data, headers={"Content-Type": "application/json"}
-    )
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.loads(response.read() or b"null")
+    deadline = time.monotonic() + patience
+    while True:
+        request = urllib.request.Request(
+            f"{url}{path}", data=data, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            if exc.code != 503 or time.monotonic() > deadline:
+                raise
+        time.sleep(1.0)
 
 
 def _wait(predicate, timeout: float, what: str, process: subprocess.Popen, log: Path):
