@@ -23,7 +23,7 @@ from typing import Any
 
 from pipeline.discover import SessionSource
 from pipeline.store import write_tracks
-from pipeline.store.fingerprint import kinefit_version
+from pipeline.store.fingerprint import kinefit_version, store_signature
 from pipeline.store.fit_store import store_attrs
 from pipeline.tracks import read_tracks
 
@@ -81,22 +81,6 @@ def _content_sha256(path: Path) -> str:
         with open(file, "rb") as handle:
             for block in iter(lambda: handle.read(1 << 20), b""):
                 digest.update(block)
-    return digest.hexdigest()
-
-
-def _stat_signature(path: Path) -> str:
-    """sha256 of the raw file's (or folder's files') names, sizes, inodes, mtimes, ctimes.
-
-    Any write moves a file's ctime and a copy has a new inode, so an unchanged signature
-    means the bytes hashed at the last ingest are still there (as
-    :func:`pipeline.store.fingerprint.store_signature` for tracks stores).
-    """
-    digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for file in files:
-        st = file.stat()
-        name = str(file.relative_to(path)) if path.is_dir() else ""
-        digest.update(repr((name, st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)).encode())
     return digest.hexdigest()
 
 
@@ -159,7 +143,7 @@ def ingest_session(
         raise FileNotFoundError(f"{source.url}: no such session file (session {source.name!r})")
     attrs = store_attrs(out)
     # untouched since the last ingest: reuse its content hash instead of reading the file
-    signature = _stat_signature(local)
+    signature = store_signature(local)  # size, inode, mtime, ctime of the raw file(s)
     content = attrs.get("source_sha256") if attrs.get("source_signature") == signature else None
     content = content or _content_sha256(local)
     fingerprint = ingest_fingerprint(source, local, chunk_frames, content)

@@ -190,13 +190,16 @@ def store_signature(path: str | Path) -> str:
 
     Any write to a file of the store moves its ctime (which no tool can set back), and a
     copy has new inodes, so an unchanged signature means the store's bytes are the ones
-    that were last scanned; a changed one only means "scan again".
+    that were last scanned; a changed one only means "scan again". ``path`` may also be
+    a single file (a raw session file; its relative path is empty).
     """
     root = Path(path)
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
     digest = hashlib.sha256()
-    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+    for file in files:
         st = file.stat()
-        entry = (str(file.relative_to(root)), st.st_size, st.st_ino, st.st_mtime_ns)
+        name = str(file.relative_to(root)) if file != root else ""
+        entry = (name, st.st_size, st.st_ino, st.st_mtime_ns)
         digest.update(repr((*entry, st.st_ctime_ns)).encode())
     return digest.hexdigest()
 
