@@ -1,0 +1,356 @@
+"""Edit body plans: remove a joint, rename, place several plans into one, re-root.
+
+Every edit returns a new :class:`~pipeline.bodyplan.BodyPlan` (plans are frozen) in the
+lowest format version that expresses it (version 2 only while a joint has a kind), and
+keeps the plan's ``x-`` extras, with the names an importer's ``engine_configuration``
+refers to renamed along.
+
+- :func:`remove_joint` re-parents a joint's children under its parent; their rest offsets
+  are composed with the removed joint's (``offset_pos``, ``offset_quat``), so every
+  remaining keypoint keeps its world rest position and frame. The removed joint's DOFs are
+  frozen at 0 (the rest pose).
+- :func:`rename` renames joints (a ball's derived coordinate names follow);
+  :func:`place` prefixes every joint and explicit DOF name.
+- :func:`combine` puts plans side by side below a fixed ``world`` root: a plan with a free
+  base gets three slides and a ball joint in its place (``<prefix>position``,
+  ``<prefix>orientation``), a fixed-base plan hangs at its own rest placement.
+- :func:`reroot` makes another joint the root, where that is well defined: no joint on
+  the path from the old root to the new one (both included) has DOFs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.kinds import derive_dofs
+from pipeline.bodyplan.model import BodyPlan, Dof, Joint, JointKind
+from pipeline.kinematics.rotations import (
+    matrix_to_quat,
+    quat_multiply,
+    quat_normalize,
+    quat_to_matrix,
+)
+
+__all__ = ["combine", "place", "remove_joint", "rename", "reroot"]
+
+
+def _plan(template: BodyPlan, joints: Sequence[Joint], **changes: Any) -> BodyPlan:
+    version = 2 if any(j.kind is not None for j in joints) else 1
+    fields = {"joints": tuple(joints), "version": version, **changes}
+    return dataclasses.replace(template, **fields)
+
+
+def _quat(q: np.ndarray) -> tuple[float, float, float, float]:
+    q = quat_normalize(np.asarray(q, dtype=np.float64))
+    if q[0] < 0:
+        q = -q
+    return (float(q[0]), float(q[1]), float(q[2]), float(q[3]))
+
+
+def _compose(a: Joint, b: Joint) -> tuple[tuple[float, float, float], tuple[float, ...]]:
+    """Rest offset of ``b`` re-expressed in ``a``'s parent frame (``a``'s DOFs at 0)."""
+    qa = np.asarray(a.offset_quat, dtype=np.float64)
+    pos = np.asarray(a.offset_pos) + quat_to_matrix(qa) @ np.asarray(b.offset_pos)
+    return (float(pos[0]), float(pos[1]), float(pos[2])), _quat(
+        quat_multiply(qa, np.asarray(b.offset_quat, dtype=np.float64))
+    )
+
+
+def remove_joint(plan: BodyPlan, name: str) -> BodyPlan:
+    """Remove joint ``name``; its children move to its parent, world rest poses kept.
+
+    Parameters
+    ----------
+    plan : BodyPlan
+    name : str
+        The joint to remove. The root can be removed when it has exactly one child (that
+        child becomes the root).
+
+    Returns
+    -------
+    BodyPlan
+        Without the joint and its DOFs (frozen at 0).
+
+    Raises
+    ------
+    BodyPlanError
+        Unknown joint, or a root with several (or no) children.
+    """
+    where = plan.source or "<plan>"
+    if name not in plan.joint_names:
+        raise BodyPlanError(
+            where, f"no joint named {name!r}; joints: {', '.join(plan.joint_names)}", joint=name
+        )
+    gone = plan.joints[plan.joint_index(name)]
+    children = [j for j in plan.joints if j.parent == name]
+    if gone.parent is None and len(children) != 1:
+        raise BodyPlanError(
+            where,
+            f"cannot remove the root: it has {len(children)} children (a plan has one root)",
+            joint=name,
+        )
+    out = []
+    for joint in plan.joints:
+        if joint.name == name:
+            continue
+        if joint.parent == name:
+            pos, quat = _compose(gone, joint)
+            joint = dataclasses.replace(
+                joint, parent=gone.parent, offset_pos=pos, offset_quat=quat
+            )  # type: ignore[arg-type]
+        out.append(joint)
+    return _plan(plan, out)
+
+
+def _rename_joint(joint: Joint, names: Mapping[str, str], dofs: Mapping[str, str]) -> Joint:
+    new_name = names.get(joint.name, joint.name)
+    parent = None if joint.parent is None else names.get(joint.parent, joint.parent)
+    if joint.kind is not None and joint.kind.kind == "ball":
+        new_dofs = derive_dofs(new_name, joint.kind)
+    else:
+        new_dofs = tuple(
+            dataclasses.replace(d, name=dofs.get(d.name, d.name)) if d.name else d
+            for d in joint.dofs
+        )
+    return dataclasses.replace(joint, name=new_name, parent=parent, dofs=new_dofs)
+
+
+def _dof_map(plan: BodyPlan, renamed: BodyPlan) -> dict[str, str]:
+    return {a: b for a, b in zip(plan.dof_names, renamed.dof_names, strict=True) if a != b}
+
+
+def _rename_extras(extras, joints: Mapping[str, str], dofs: Mapping[str, str]):
+    """Follow renames in an importer's ``x-source.engine_configuration``."""
+    if not extras or "x-source" not in extras:
+        return extras
+    source = dict(extras["x-source"])
+    config = source.get("engine_configuration")
+    if isinstance(config, Mapping):
+        entries = []
+        for entry in config.get("entries", []):
+            entry = dict(entry)
+            if "dof" in entry:
+                entry["dof"] = dofs.get(entry["dof"], entry["dof"])
+            if "node" in entry:
+                entry["node"] = joints.get(entry["node"], entry["node"])
+            entries.append(entry)
+        source["engine_configuration"] = {**config, "entries": entries}
+    return {**extras, "x-source": source}
+
+
+def rename(
+    plan: BodyPlan, joints: Mapping[str, str], dofs: Mapping[str, str] | None = None
+) -> BodyPlan:
+    """Rename joints (and, optionally, explicitly named DOFs).
+
+    Parameters
+    ----------
+    plan : BodyPlan
+    joints : mapping
+        Old joint name -> new name; every key must be a joint.
+    dofs : mapping, optional
+        Old DOF name -> new name, for DOFs with an explicit ``name``.
+
+    Returns
+    -------
+    BodyPlan
+
+    Raises
+    ------
+    BodyPlanError
+        Unknown names, or new names that collide.
+    """
+    where = plan.source or "<plan>"
+    unknown = [n for n in joints if n not in plan.joint_names]
+    if unknown:
+        raise BodyPlanError(
+            where, f"no joint named {', '.join(map(repr, unknown))}; joints: "
+            f"{', '.join(plan.joint_names)}"
+        )
+    dofs = dict(dofs or {})
+    out = [_rename_joint(j, joints, dofs) for j in plan.joints]
+    names = [j.name for j in out]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise BodyPlanError(where, f"renaming gives duplicate joint names {clash}")
+    renamed = _plan(plan, out)
+    dof_names = list(renamed.dof_names)
+    clash = sorted({n for n in dof_names if dof_names.count(n) > 1})
+    if clash:
+        raise BodyPlanError(where, f"renaming gives duplicate DOF names {clash}")
+    extras = _rename_extras(plan.extras, joints, _dof_map(plan, renamed))
+    return dataclasses.replace(renamed, extras=extras)
+
+
+def place(plan: BodyPlan, prefix: str) -> BodyPlan:
+    """Prefix every joint name and every explicit DOF name with ``prefix``.
+
+    Parameters
+    ----------
+    plan : BodyPlan
+    prefix : str
+        E.g. ``"mouse1/"`` or ``"robot_"``.
+
+    Returns
+    -------
+    BodyPlan
+    """
+    joints = {n: f"{prefix}{n}" for n in plan.joint_names}
+    dofs = {d.name: f"{prefix}{d.name}" for j in plan.joints for d in j.dofs if d.name}
+    return rename(plan, joints, dofs)
+
+
+def combine(
+    plans: Sequence[BodyPlan], prefixes: Sequence[str], *, root: str = "world"
+) -> BodyPlan:
+    """Put several plans into one, below a fixed root joint ``root`` at the origin.
+
+    Parameters
+    ----------
+    plans : sequence of BodyPlan
+    prefixes : sequence of str
+        One per plan, distinct (see :func:`place`).
+    root : str
+        Name of the new root joint.
+
+    Returns
+    -------
+    BodyPlan
+        ``fixed_base`` true. A free-base plan's root pose becomes DOFs: a joint
+        ``<prefix>position`` with slides ``<prefix>x``, ``y``, ``z`` (its keypoint stays at
+        the origin), then ``<prefix>orientation``, a ball joint (twist axis z, unbounded)
+        whose keypoint is the plan's root position. Slides and swing are exact, but a
+        swing near 180 degrees is singular: start fits near the rest orientation.
+
+    Raises
+    ------
+    BodyPlanError
+        Counts that differ, repeated prefixes, or names that still collide.
+    """
+    if len(plans) != len(prefixes) or not plans:
+        raise BodyPlanError("<combine>", f"{len(plans)} plans but {len(prefixes)} prefixes")
+    if len(set(prefixes)) != len(prefixes):
+        raise BodyPlanError("<combine>", f"prefixes repeat: {list(prefixes)}")
+    joints = [Joint(name=root, parent=None)]
+    units = {(p.extras or {}).get("x-unit") for p in plans} - {None}
+    for plan, prefix in zip(plans, prefixes, strict=True):
+        placed = place(plan, prefix)
+        top = placed.joints[0]
+        attach = root
+        if not plan.fixed_base:
+            slides = tuple(
+                Dof("slide", axis, name=f"{prefix}{c}")
+                for c, axis in zip("xyz", ((1.0, 0, 0), (0, 1.0, 0), (0, 0, 1.0)), strict=True)
+            )
+            joints.append(Joint(name=f"{prefix}position", parent=root, dofs=slides))
+            ball = JointKind(kind="ball", axis=(0.0, 0.0, 1.0), neutral=(0.0, 0.0, 0.0))
+            orient = f"{prefix}orientation"
+            joints.append(
+                Joint(
+                    name=orient,
+                    parent=f"{prefix}position",
+                    kind=ball,
+                    dofs=derive_dofs(orient, ball),
+                )
+            )
+            attach = orient
+        joints.append(dataclasses.replace(top, parent=attach))
+        joints.extend(placed.joints[1:])
+    names = [j.name for j in joints]
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise BodyPlanError("<combine>", f"joint names collide after prefixing: {clash}")
+    extras: dict[str, Any] = {"x-combined": [p.name or p.source or "" for p in plans]}
+    if len(units) == 1:
+        extras["x-unit"] = units.pop()
+    template = BodyPlan(joints=(), fixed_base=True, name="+".join(prefixes))
+    return _plan(template, joints, extras=extras)
+
+
+def _rest_frames(plan: BodyPlan) -> tuple[np.ndarray, np.ndarray]:
+    """World rest position (J, 3) and rotation (J, 3, 3) of every joint frame."""
+    pos = np.zeros((plan.n_joints, 3))
+    rot = np.zeros((plan.n_joints, 3, 3))
+    for i, joint in enumerate(plan.joints):
+        r = quat_to_matrix(np.asarray(joint.offset_quat, dtype=np.float64))
+        p = plan.parent_indices[i]
+        if p < 0:
+            pos[i], rot[i] = joint.offset_pos, r
+        else:
+            pos[i] = pos[p] + rot[p] @ np.asarray(joint.offset_pos)
+            rot[i] = rot[p] @ r
+    return pos, rot
+
+
+def reroot(plan: BodyPlan, name: str) -> BodyPlan:
+    """Make joint ``name`` the root, keeping every joint's world rest pose.
+
+    Parameters
+    ----------
+    plan : BodyPlan
+    name : str
+
+    Returns
+    -------
+    BodyPlan
+        The new root's offset is its world rest pose; the edges on the path to the old
+        root are reversed; a free base stays free (now at the new root).
+
+    Raises
+    ------
+    BodyPlanError
+        Unknown joint, or a joint with DOFs on the path (the reversal would change which
+        keypoints they move).
+    """
+    where = plan.source or "<plan>"
+    if name not in plan.joint_names:
+        raise BodyPlanError(where, f"no joint named {name!r}", joint=name)
+    index = plan.joint_index(name)
+    path = [index]
+    while plan.parent_indices[path[-1]] >= 0:
+        path.append(int(plan.parent_indices[path[-1]]))
+    moving = [plan.joints[i].name for i in path if plan.joints[i].dofs]
+    if moving:
+        raise BodyPlanError(
+            where,
+            f"cannot re-root at {name!r}: joints {moving} on the path to the root have DOFs; "
+            "reversing them would change which keypoints they move",
+            joint=name,
+        )
+    pos, rot = _rest_frames(plan)
+    new_parent = {plan.joints[i].name: plan.joints[i].parent for i in range(plan.n_joints)}
+    new_parent[name] = None
+    for child, parent in zip(path[:-1], path[1:], strict=True):
+        new_parent[plan.joints[parent].name] = plan.joints[child].name
+    kids: dict[str | None, list[int]] = {}
+    for i, joint in enumerate(plan.joints):
+        kids.setdefault(new_parent[joint.name], []).append(i)
+    order, queue = [], [index]
+    while queue:
+        i = queue.pop(0)
+        order.append(i)
+        queue.extend(kids.get(plan.joints[i].name, []))
+    on_path = set(path)
+    out = []
+    for i in order:
+        joint = plan.joints[i]
+        parent = new_parent[joint.name]
+        if i in on_path:
+            if parent is None:
+                rel_p, rel_r = pos[i], rot[i]
+            else:
+                k = plan.joint_index(parent)
+                rel_p, rel_r = rot[k].T @ (pos[i] - pos[k]), rot[k].T @ rot[i]
+            joint = dataclasses.replace(
+                joint,
+                parent=parent,
+                offset_pos=(float(rel_p[0]), float(rel_p[1]), float(rel_p[2])),
+                offset_quat=_quat(matrix_to_quat(rel_r)),
+            )
+        out.append(joint)
+    return _plan(plan, out)
