@@ -1,0 +1,83 @@
+"""Read and write calibration files, choosing the format from the file's suffix.
+
+=====================  =====================================================  ==========
+suffix                 format                                                 write
+=====================  =====================================================  ==========
+``.toml``              Anipose ``calibration.toml`` or Pose2Sim calibration   yes
+``.json``              Anipose layout as JSON, or OpenCV-style JSON           yes (Anipose)
+``.yml``, ``.yaml``    OpenCV ``cv2.FileStorage`` YAML or plain YAML          no
+=====================  =====================================================  ==========
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pipeline.cameras.anipose import read_toml, write_json, write_toml
+from pipeline.cameras.model import Camera, camera_error
+from pipeline.cameras.opencv import read_opencv
+
+__all__ = ["READ_SUFFIXES", "WRITE_SUFFIXES", "read_calibration", "write_calibration"]
+
+READ_SUFFIXES = (".toml", ".json", ".yml", ".yaml")
+WRITE_SUFFIXES = (".toml", ".json")
+
+
+def read_calibration(path: str | Path, unit: str | None = None) -> list[Camera]:
+    """Cameras of a calibration file (Anipose/Pose2Sim TOML, OpenCV-style YAML/JSON).
+
+    Parameters
+    ----------
+    path : str or Path
+    unit : str, optional
+        Length unit of the extrinsics (``"m"``, ``"mm"``, ...). When omitted: the unit the
+        file records (only files kinefit wrote record one), else ``"unknown"``.
+
+    Returns
+    -------
+    list of Camera
+        In file order, with unique names.
+
+    Raises
+    ------
+    CameraError
+        Unknown suffix, a file that does not parse, or a missing or malformed field (the
+        message names the file, the camera and the field).
+    OSError
+        The file cannot be read.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        return read_toml(path, unit)
+    if suffix in (".json", ".yml", ".yaml"):
+        return read_opencv(path, unit)
+    raise camera_error(
+        str(path), f"unknown calibration format {suffix!r}; valid: {', '.join(READ_SUFFIXES)}"
+    )
+
+
+def write_calibration(
+    path: str | Path, cameras: Sequence[Camera], metadata: Mapping[str, Any] | None = None
+) -> Path:
+    """Write cameras in the Anipose layout, as TOML (``.toml``) or JSON (``.json``).
+
+    :func:`read_calibration` reads the file back to equal cameras (the rotation through its
+    Rodrigues vector, equal to about 1e-15); aniposelib's ``CameraGroup.load`` reads the TOML.
+
+    Returns
+    -------
+    Path
+        The written file.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        return write_toml(path, cameras, metadata)
+    if suffix == ".json":
+        return write_json(path, cameras, metadata)
+    raise camera_error(
+        str(path), f"cannot write format {suffix!r}; valid: {', '.join(WRITE_SUFFIXES)}"
+    )
