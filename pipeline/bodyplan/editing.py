@@ -100,9 +100,7 @@ def remove_joint(plan: BodyPlan, name: str) -> BodyPlan:
             continue
         if joint.parent == name:
             pos, quat = _compose(gone, joint)
-            joint = dataclasses.replace(
-                joint, parent=gone.parent, offset_pos=pos, offset_quat=quat
-            )  # type: ignore[arg-type]
+            joint = dataclasses.replace(joint, parent=gone.parent, offset_pos=pos, offset_quat=quat)  # type: ignore[arg-type]
         out.append(joint)
     return _plan(plan, out)
 
@@ -169,8 +167,9 @@ def rename(
     unknown = [n for n in joints if n not in plan.joint_names]
     if unknown:
         raise BodyPlanError(
-            where, f"no joint named {', '.join(map(repr, unknown))}; joints: "
-            f"{', '.join(plan.joint_names)}"
+            where,
+            f"no joint named {', '.join(map(repr, unknown))}; joints: "
+            f"{', '.join(plan.joint_names)}",
         )
     dofs = dict(dofs or {})
     out = [_rename_joint(j, joints, dofs) for j in plan.joints]
@@ -205,9 +204,7 @@ def place(plan: BodyPlan, prefix: str) -> BodyPlan:
     return rename(plan, joints, dofs)
 
 
-def combine(
-    plans: Sequence[BodyPlan], prefixes: Sequence[str], *, root: str = "world"
-) -> BodyPlan:
+def combine(plans: Sequence[BodyPlan], prefixes: Sequence[str], *, root: str = "world") -> BodyPlan:
     """Put several plans into one, below a fixed root joint ``root`` at the origin.
 
     Parameters

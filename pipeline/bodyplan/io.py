@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.importers import guess_format, import_body_plan
 from pipeline.bodyplan.kinds import kind_to_dict
 from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Dof, Joint
 from pipeline.bodyplan.parse import parse_plan
@@ -25,17 +27,28 @@ __all__ = [
 
 
 def load_body_plan(
-    path_or_dict: str | os.PathLike[str] | Mapping[str, Any], *, source: str | None = None
+    path_or_dict: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    source: str | None = None,
+    format: str | None = None,
+    **options: Any,
 ) -> BodyPlan:
-    """Load and validate a body plan.
+    """Load and validate a body plan, or import a model file as one.
 
     Parameters
     ----------
     path_or_dict : str, PathLike or mapping
-        A JSON file, or its already-decoded content.
+        A body-plan JSON file, or its already-decoded content, or a model file of another
+        format (MJCF ``.xml``, URDF ``.urdf``, OpenSim ``.osim``, BVH ``.bvh``; picked by
+        suffix and content, see :mod:`pipeline.bodyplan.importers`).
     source : str, optional
         Name used in error messages and kept as :attr:`BodyPlan.source`; defaults to the
         path (or ``"<dict>"``).
+    format : {"json", "mjcf", "urdf", "osim", "bvh"}, optional
+        Force a format instead of guessing it.
+    **options
+        Passed to the importer (e.g. ``sites=True`` for MJCF, ``strict=True``); none are
+        accepted for JSON.
 
     Returns
     -------
@@ -56,9 +69,14 @@ def load_body_plan(
         A joint with DOFs has no child, so nothing observes them.
     """
     if isinstance(path_or_dict, Mapping):
-        return parse_plan(path_or_dict, source or "<dict>")
+        return _keep_extras(parse_plan(path_or_dict, source or "<dict>"), path_or_dict)
     path = Path(os.fspath(path_or_dict))
     file = source or str(path)
+    chosen = format or guess_format(path)
+    if chosen != "json":
+        return import_body_plan(path, format=chosen, **options)
+    if options:
+        raise BodyPlanError(file, f"options {sorted(options)} apply to imported formats, not JSON")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -77,7 +95,15 @@ def load_body_plan(
         raise BodyPlanError(
             file, f"not valid JSON: key {exc.args[0]!r} appears twice in one object"
         ) from None
-    return parse_plan(data, file)
+    return _keep_extras(parse_plan(data, file), data)
+
+
+def _keep_extras(plan: BodyPlan, data: Any) -> BodyPlan:
+    """Attach the top-level ``x-`` keys other than ``x-name`` as :attr:`BodyPlan.extras`."""
+    if not isinstance(data, Mapping):
+        return plan
+    extras = {k: v for k, v in data.items() if str(k).startswith("x-") and k != "x-name"}
+    return dataclasses.replace(plan, extras=extras) if extras else plan
 
 
 class _DuplicateKeyError(Exception):
@@ -139,7 +165,7 @@ def body_plan_to_dict(plan: BodyPlan) -> dict[str, Any]:
     Version 1 output has no ``version`` key and only QuickIK's keys (valid QuickIK input);
     version 2 output starts with ``"version": 2``. Default weight scalers (1) are omitted;
     ``limits`` is always written (``null`` when unbounded). :attr:`BodyPlan.name` is
-    written as ``x-name``.
+    written as ``x-name``, :attr:`BodyPlan.extras` as they are.
 
     Parameters
     ----------
@@ -156,6 +182,8 @@ def body_plan_to_dict(plan: BodyPlan) -> dict[str, Any]:
     out["fixed_base"] = plan.fixed_base
     if plan.name is not None:
         out["x-name"] = plan.name
+    for key, value in (plan.extras or {}).items():
+        out[key] = value
     out["joints"] = [_joint_to_dict(j) for j in plan.joints]
     return out
 
@@ -203,7 +231,7 @@ def save_body_plan(plan: BodyPlan, path: str | os.PathLike[str]) -> Path:
 def body_plan_sha256(plan: BodyPlan) -> str:
     """Content fingerprint of a plan: sha256 of its canonical JSON.
 
-    Canonical JSON is :func:`body_plan_to_dict` without the informative ``x-name``,
+    Canonical JSON is :func:`body_plan_to_dict` without the informative ``x-`` keys,
     sorted keys, no whitespace. Equal plans (``==``) have equal fingerprints.
 
     Parameters
@@ -216,6 +244,7 @@ def body_plan_sha256(plan: BodyPlan) -> str:
         64 lowercase hex digits.
     """
     data = body_plan_to_dict(plan)
-    data.pop("x-name", None)
+    for key in [k for k in data if k.startswith("x-")]:
+        data.pop(key)
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

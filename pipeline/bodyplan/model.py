@@ -27,9 +27,10 @@ Joint kinds (version 2) are expressed through the same scalar coordinates (``Dof
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -160,6 +161,9 @@ class BodyPlan:
         From the file's ``x-name`` when present (informative only).
     source : str or None
         Where the plan was loaded from; used in messages, not compared.
+    extras : mapping or None
+        The file's other top-level ``x-`` keys (e.g. an importer's ``x-source`` and
+        ``x-unit``), kept and written back as they are; informative, not compared.
     """
 
     joints: tuple[Joint, ...]
@@ -167,6 +171,7 @@ class BodyPlan:
     version: int = 1
     name: str | None = field(default=None, compare=False)
     source: str | None = field(default=None, compare=False, repr=False)
+    extras: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     # ------------------------------------------------------------------ hashing
     # Plans key the compiled-model caches; hashing the joint tree on every solver call

@@ -50,6 +50,7 @@ class Axis:
     name: str | None
     limits: tuple[float, float] | None = None
     node: str | None = None
+    neutral: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -207,9 +208,9 @@ class PlanBuilder:
                 dof: dict[str, Any] = {"type": step.type, "axis": _floats(step.axis)}
                 if step.name is not None:
                     dof["name"] = step.name
-                neutral = 0.0
+                neutral = float(step.neutral)
                 if step.limits is not None:
-                    neutral = min(max(0.0, step.limits[0]), step.limits[1])
+                    neutral = min(max(neutral, step.limits[0]), step.limits[1])
                 dof["neutral"] = neutral
                 dof["limits"] = None if step.limits is None else _floats(step.limits)
                 current["dofs"].append(dof)

@@ -280,8 +280,9 @@ def _check_equalities(m, index, joint_names, file, strict, mujoco) -> list[dict[
                 "a body plan has no coupled joints (remove the equality to import them as "
                 "independent DOFs)",
             )
-        j1, j2 = joint_names[int(m.eq_obj1id[k])], (
-            joint_names[int(m.eq_obj2id[k])] if m.eq_obj2id[k] >= 0 else None
+        j1, j2 = (
+            joint_names[int(m.eq_obj1id[k])],
+            (joint_names[int(m.eq_obj2id[k])] if m.eq_obj2id[k] >= 0 else None),
         )
         coef = [float(v) for v in m.eq_data[k][:5]]
         message = (

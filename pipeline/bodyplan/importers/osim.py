@@ -1,5 +1,405 @@
-"""stub"""
+"""Import an OpenSim ``.osim`` model as a body plan, read through the ``opensim`` package.
+
+``pip install 'kinefit[osim]'``. The model is loaded (and upgraded to the current format)
+by OpenSim itself; its bodies, joints, coordinates and markers are read as follows.
+
+- ``ground`` is the fixed root. Each body becomes a joint (keypoint) at the body's origin.
+  A joint goes from its parent offset frame to its child offset frame; when its DOFs sit
+  away from the child body's origin (the child frame is offset, or the joint translates),
+  the joint centre becomes a helper keypoint named after the OpenSim joint.
+- ``PinJoint`` -> hinge about the joint frame's z; ``UniversalJoint`` -> hinges x, y;
+  ``BallJoint`` / ``GimbalJoint`` -> hinges x, y, z (body-fixed, OpenSim's coordinates);
+  ``SliderJoint`` -> slide x; ``PlanarJoint`` -> slides x, y then hinge z; ``FreeJoint`` ->
+  slides x, y, z then hinges x, y, z; ``WeldJoint`` -> fixed. ``CustomJoint``: its
+  ``SpatialTransform``'s translations (along the parent offset frame's axes) come first,
+  then rotation1-3 (each about its axis in the frame the earlier ones turned).
+- A transform axis that is a ``LinearFunction`` (or a ``MultiplierFunction`` of one) of a
+  single coordinate is exact: the DOF value is ``slope * q + intercept`` and is named
+  after the coordinate. A ``Constant`` is a fixed offset. Any other function (the knees'
+  ``SimmSpline`` translations and rotations) has no body-plan kind: it is frozen at the
+  coordinates' default values with a :class:`ConversionWarning` naming the joint and the
+  coordinate, and ``x-source.approximations`` states the largest error that causes at
+  the child body's origin over the coordinate's range (``strict=True`` refuses instead).
+- Ranges become limits for clamped coordinates; a locked coordinate becomes a DOF limited
+  to its default; ``CoordinateCouplerConstraint`` couplings are reported, not enforced.
+- Every marker becomes a fixed keypoint on its body (OpenSim users track markers).
+
+``x-unit`` is the model's length unit (``getLengthUnits``); angles are radians.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.importers._build import Axis, Fixed, PlanBuilder, Step, compose, inverse
+from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan
+from pipeline.bodyplan.importers._xml import XmlIndex, read_xml
+from pipeline.bodyplan.model import BodyPlan
+from pipeline.kinematics.rotations import rotvec_to_quat
+
+__all__ = ["import_osim"]
+
+FORMAT = "osim"
+_SIMPLE = {
+    # joint class: (type, axis, coordinate index) in the order they apply
+    "PinJoint": (("hinge", (0, 0, 1), 0),),
+    "UniversalJoint": (("hinge", (1, 0, 0), 0), ("hinge", (0, 1, 0), 1)),
+    "BallJoint": (("hinge", (1, 0, 0), 0), ("hinge", (0, 1, 0), 1), ("hinge", (0, 0, 1), 2)),
+    "GimbalJoint": (("hinge", (1, 0, 0), 0), ("hinge", (0, 1, 0), 1), ("hinge", (0, 0, 1), 2)),
+    "SliderJoint": (("slide", (1, 0, 0), 0),),
+    "PlanarJoint": (("slide", (1, 0, 0), 1), ("slide", (0, 1, 0), 2), ("hinge", (0, 0, 1), 0)),
+    "FreeJoint": (
+        ("slide", (1, 0, 0), 3),
+        ("slide", (0, 1, 0), 4),
+        ("slide", (0, 0, 1), 5),
+        ("hinge", (1, 0, 0), 0),
+        ("hinge", (0, 1, 0), 1),
+        ("hinge", (0, 0, 1), 2),
+    ),
+    "WeldJoint": (),
+}
+SUPPORTED = ("CustomJoint", *_SIMPLE)
+_SAMPLES = 201
 
 
-def import_osim(path, **kw):
-    raise NotImplementedError
+def _opensim():
+    try:
+        import opensim
+    except ImportError:
+        raise ImportError(
+            "importing OpenSim models needs opensim: pip install 'kinefit[osim]'"
+        ) from None
+    return opensim
+
+
+def _transform(t) -> Fixed:
+    """A SimTK Transform as a :class:`Fixed`."""
+    q = t.R().convertRotationToQuaternion()
+    return Fixed(np.array([t.p().get(i) for i in range(3)]), np.array([q.get(i) for i in range(4)]))
+
+
+def _rotation(axis: np.ndarray, angle: float) -> Fixed:
+    return Fixed(np.zeros(3), rotvec_to_quat(axis * angle))
+
+
+class _Axis:
+    """One transform axis: its type, unit axis, coordinates and function."""
+
+    def __init__(self, osim, kind: str, axis, coords: list[str], function, label: str):
+        self.kind, self.coords, self.function, self.label = kind, coords, function, label
+        vec = np.array([axis.get(i) for i in range(3)] if not isinstance(axis, tuple) else axis)
+        self.norm = float(np.linalg.norm(vec))
+        self.axis = vec / self.norm if self.norm > 0 else vec
+        self.linear: tuple[float, float] | None = None
+        self.constant: float | None = None
+        cls = function.getConcreteClassName() if function is not None else "identity"
+        self.cls = cls
+        if function is None:
+            self.linear = (1.0, 0.0)
+        elif cls == "Constant" or not coords:
+            self.constant = float(function.calcValue(osim.Vector(max(len(coords), 1), 0.0)))
+        elif cls == "LinearFunction" and len(coords) == 1:
+            f = osim.LinearFunction.safeDownCast(function)
+            self.linear = (float(f.getSlope()), float(f.getIntercept()))
+        elif cls == "MultiplierFunction" and len(coords) == 1:
+            f = osim.MultiplierFunction.safeDownCast(function)
+            inner = f.getFunction()
+            if inner.getConcreteClassName() == "LinearFunction":
+                lf = osim.LinearFunction.safeDownCast(inner)
+                scale = float(f.getScale())
+                self.linear = (scale * float(lf.getSlope()), scale * float(lf.getIntercept()))
+
+    def value(self, osim, values: dict[str, float]) -> float:
+        """The axis value (rad or length) at coordinate ``values``."""
+        if self.function is None:
+            return values[self.coords[0]]
+        vec = osim.Vector(max(len(self.coords), 1), 0.0)
+        for i, c in enumerate(self.coords):
+            vec.set(i, values[c])
+        return float(self.function.calcValue(vec))
+
+    def step(self, value: float) -> Fixed:
+        """The axis at ``value`` (rad or length) as a fixed transform."""
+        if self.kind == "slide":
+            return Fixed(self.axis * value)
+        return _rotation(self.axis, value)
+
+
+def import_osim(path: str | Path, *, strict: bool = False, source: str | None = None) -> BodyPlan:
+    """Import an OpenSim model.
+
+    Parameters
+    ----------
+    path : str or Path
+    strict : bool
+        Refuse transform axes that are not linear in one coordinate (splines) instead of
+        freezing them with a warning.
+    source : str, optional
+        Name used in messages.
+
+    Returns
+    -------
+    BodyPlan
+        Bodies, joint centres (where off the body origin) and markers as keypoints;
+        ``x-source`` holds the choices, the ``approximations`` and the
+        ``engine_configuration`` (coordinate name -> DOF).
+
+    Raises
+    ------
+    BodyPlanError
+        Malformed XML (line, column), a model OpenSim cannot load, an unsupported joint
+        class (with its line), spline-coupled axes when ``strict``.
+    """
+    path = Path(path)
+    file = source or str(path)
+    index = read_xml(path, file, "OpenSim model")
+    if index.root.tag != "OpenSimDocument":
+        raise BodyPlanError(
+            file, f"root element is <{index.root.tag}>, not <OpenSimDocument>: not an .osim file"
+        )
+    for e in index.elements:
+        parent = index.elements[e.parent].tag if e.parent is not None else None
+        if parent == "objects" and e.tag.endswith("Joint") and e.tag not in SUPPORTED:
+            raise BodyPlanError(
+                file,
+                f'<{e.tag} name="{e.attrs.get("name", "")}"> (line {e.line}): joint type '
+                f"{e.tag!r} is not one of {', '.join(SUPPORTED)}",
+            )
+    osim = _opensim()
+    level = osim.Logger.getLevelString()
+    osim.Logger.setLevelString("error")
+    try:
+        model = osim.Model(str(path))
+        model.initSystem()
+    except Exception as exc:  # OpenSim raises RuntimeError with its own message
+        raise BodyPlanError(file, f"OpenSim cannot load the model: {exc}") from None
+    finally:
+        osim.Logger.setLevelString(level)
+    return _convert(osim, model, path, file, index, strict)
+
+
+def _convert(osim, model, path: Path, file: str, index: XmlIndex, strict: bool) -> BodyPlan:
+    coords = {c.getName(): c for c in model.getCoordinateSet()}
+    defaults = {n: float(c.getDefaultValue()) for n, c in coords.items()}
+    bodies = [b.getName() for b in model.getBodySet()]
+    markers = [mk.getName() for mk in model.getMarkerSet()]
+    joints = list(model.getJointSet())
+    couplers, couplers_named = _couplers(osim, model)
+    builder = PlanBuilder(reserved=["ground", *bodies, *markers])
+    node_of = {"ground": builder.add_body("ground", None, [])}
+    used: dict[str, str] = {}
+    entries: list[dict[str, Any]] = []
+    approximations: list[dict[str, Any]] = []
+    pending = list(joints)
+    while pending:
+        ready = [j for j in pending if j.getParentFrame().findBaseFrame().getName() in node_of]
+        if not ready:
+            names = ", ".join(j.getName() for j in pending)
+            raise BodyPlanError(file, f"joints {names} do not connect to ground (a loop?)")
+        for joint in ready:
+            pending.remove(joint)
+            child = joint.getChildFrame().findBaseFrame().getName()
+            axes = _axes(osim, joint, index, file)
+            steps: list[Step] = [_transform(joint.getParentFrame().findTransformInBaseFrame())]
+            frozen = []
+            for ax in axes:
+                if ax.constant is not None:
+                    steps.append(ax.step(ax.constant))
+                elif ax.linear is not None:
+                    steps.append(_dof_step(ax, joint.getName(), coords, used, entries, file))
+                else:
+                    frozen.append(ax)
+                    steps.append(ax.step(ax.value(osim, defaults)))
+            steps.append(inverse(_transform(joint.getChildFrame().findTransformInBaseFrame())))
+            if frozen:
+                approximations.append(
+                    _approximate(
+                        osim,
+                        joint,
+                        axes,
+                        frozen,
+                        steps,
+                        coords,
+                        defaults,
+                        couplers,
+                        index,
+                        file,
+                        strict,
+                    )
+                )
+            node_of[child] = builder.add_body(
+                child, node_of[joint.getParentFrame().findBaseFrame().getName()], steps
+            )
+    for name in coords:
+        if name not in used:
+            entries.append({"coordinate": name, "type": "frozen", "value": defaults[name]})
+    for mk in model.getMarkerSet():
+        frame = mk.getParentFrame()
+        at = compose(_transform(frame.findTransformInBaseFrame()), Fixed(_vec(mk.get_location())))
+        builder.add_point(mk.getName(), node_of[frame.findBaseFrame().getName()], at.pos)
+    couplings = [
+        {"constraint": c.getName(), "class": c.getConcreteClassName()}
+        for c in model.getConstraintSet()
+    ]
+    for entry in couplings:
+        if entry["constraint"] in couplers_named:
+            entry["dependent"], entry["independent"] = couplers_named[entry["constraint"]]
+    extras = {
+        "x-unit": model.getLengthUnits().getAbbreviation(),
+        "x-source": {
+            "format": FORMAT,
+            "file": str(path),
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "engine": f"opensim {osim.GetVersion()}",
+            "root": "ground, fixed",
+            "custom_joint": "translations (parent offset frame) then rotation1-3, body-fixed",
+            "dof_value": "slope * coordinate + intercept of each linear transform axis",
+            "markers": markers,
+            "approximations": approximations,
+            "constraints_not_enforced": couplings,
+            "engine_configuration": {"engine": "opensim", "entries": entries},
+        },
+    }
+    return finish_plan(builder, True, model.getName(), extras, file)
+
+
+def _vec(v) -> np.ndarray:
+    return np.array([v.get(i) for i in range(3)])
+
+
+def _axes(osim, joint, index: XmlIndex, file: str) -> list[_Axis]:
+    cls = joint.getConcreteClassName()
+    names = [joint.get_coordinates(i).getName() for i in range(joint.numCoordinates())]
+    if cls in _SIMPLE:
+        return [
+            _Axis(osim, kind, axis, [names[i]], None, f"{cls} coordinate {names[i]}")
+            for kind, axis, i in _SIMPLE[cls]
+        ]
+    if cls != "CustomJoint":
+        line = index.line(cls, joint.getName())
+        raise BodyPlanError(
+            file,
+            f'<{cls} name="{joint.getName()}"> (line {line}): joint type {cls!r} is not one of '
+            f"{', '.join(SUPPORTED)}",
+        )
+    st = osim.CustomJoint.safeDownCast(joint).getSpatialTransform()
+    out = []
+    for i in (3, 4, 5, 0, 1, 2):
+        ta = st.getTransformAxis(i)
+        arr = ta.getCoordinateNamesInArray()
+        cs = [arr.get(k) for k in range(arr.getSize())]
+        kind = "slide" if i >= 3 else "hinge"
+        out.append(_Axis(osim, kind, ta.getAxis(), cs, ta.get_function(), ta.getName()))
+    return out
+
+
+def _dof_step(ax: _Axis, joint: str, coords, used, entries, file) -> Axis:
+    name = ax.coords[0]
+    coord = coords[name]
+    slope, intercept = ax.linear  # type: ignore[misc]
+    dof = name
+    if name in used:
+        dof = f"{name}@{joint}.{ax.label}"
+        warnings.warn(
+            f"{file}: coordinate {name!r} drives joint {joint!r} {ax.label} as well as "
+            f"{used[name]}; imported as an independent DOF {dof!r}",
+            ConversionWarning,
+            stacklevel=5,
+        )
+    else:
+        used[name] = f"joint {joint!r} {ax.label}"
+    default = slope * float(coord.getDefaultValue()) + intercept
+    limits = None
+    if bool(coord.get_locked()):
+        limits = (default, default)
+    elif bool(coord.get_clamped()):
+        lo = slope * float(coord.getRangeMin()) + intercept
+        hi = slope * float(coord.getRangeMax()) + intercept
+        limits = (min(lo, hi), max(lo, hi))
+    entries.append(
+        {"coordinate": name, "dof": dof, "scale": slope, "offset": intercept, "joint": joint}
+    )
+    return Axis(ax.kind, ax.axis, dof, limits, node=joint, neutral=default)
+
+
+def _couplers(osim, model) -> tuple[dict[str, tuple[str, Any]], dict[str, tuple[str, str]]]:
+    """Single-independent coordinate couplers: dependent -> (independent, function)."""
+    out, named = {}, {}
+    for c in model.getConstraintSet():
+        cc = osim.CoordinateCouplerConstraint.safeDownCast(c)
+        if cc is None:
+            continue
+        ind = cc.getIndependentCoordinateNames()
+        if ind.getSize() == 1:
+            out[cc.getDependentCoordinateName()] = (ind.get(0), cc.getFunction())
+            named[c.getName()] = (cc.getDependentCoordinateName(), ind.get(0))
+    return out, named
+
+
+def _approximate(osim, joint, axes, frozen, steps, coords, defaults, couplers, index, file, strict):
+    name = joint.getName()
+    cls = joint.getConcreteClassName()
+    line = index.line(cls, name)
+    which = sorted({c for ax in frozen for c in ax.coords})
+    detail = ", ".join(f"{ax.label} ({ax.cls} of {', '.join(ax.coords)})" for ax in frozen)
+    if strict:
+        raise BodyPlanError(
+            file,
+            f'<{cls} name="{name}"> (line {line}): {detail} is not linear in one coordinate; '
+            "a body plan cannot express it (strict import refuses it)",
+        )
+    samples = []
+    for c in which:
+        # a coupled coordinate follows its independent one over that one's range
+        driver, function = couplers.get(c, (c, None))
+        coord = coords[driver]
+        lo, hi = float(coord.getRangeMin()), float(coord.getRangeMax())
+        for v in np.linspace(lo, hi, _SAMPLES):
+            values = dict(defaults)
+            values[c] = float(v if function is None else function.calcValue(osim.Vector(1, v)))
+            samples.append(values)
+    po, co = steps[0], steps[-1]
+    worst = 0.0
+    for values in samples:
+        exact, approx = po, po
+        for ax in axes:
+            v = ax.constant if ax.constant is not None else ax.value(osim, values)
+            exact = compose(exact, ax.step(v))
+            if ax in frozen:
+                approx = compose(approx, ax.step(ax.value(osim, defaults)))
+            else:
+                approx = compose(approx, ax.step(v))
+        exact, approx = compose(exact, co), compose(approx, co)
+        worst = max(worst, float(np.linalg.norm(exact.pos - approx.pos)))
+    rot = max(
+        (
+            abs(ax.value(osim, s) - ax.value(osim, defaults))
+            for ax in frozen
+            if ax.kind == "hinge"
+            for s in samples
+        ),
+        default=0.0,
+    )
+    child = joint.getChildFrame().findBaseFrame().getName()
+    message = (
+        f'{file}: <{cls} name="{name}"> (line {line}): {detail} frozen at the default of '
+        f"coordinate(s) {', '.join(which)}; body {child!r} origin off by up to {worst:.3g} "
+        f"(model length unit) over the coordinates' range"
+    )
+    warnings.warn(message, ConversionWarning, stacklevel=5)
+    return {
+        "joint": name,
+        "coordinates": which,
+        "axes": [ax.label for ax in frozen],
+        "functions": [ax.cls for ax in frozen],
+        "frozen_at": {c: defaults[c] for c in which},
+        "child": child,
+        "max_origin_error": worst,
+        "max_rotation_error_rad": rot,
+    }

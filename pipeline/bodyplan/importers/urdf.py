@@ -166,8 +166,13 @@ def import_urdf(
             queue.append(joint.child)
             if joint.type in ("revolute", "continuous", "prismatic"):
                 entries.append(
-                    {"joint": joint.name, "type": joint.type, "dof": joint.name, "scale": 1.0,
-                     "offset": 0.0}
+                    {
+                        "joint": joint.name,
+                        "type": joint.type,
+                        "dof": joint.name,
+                        "scale": 1.0,
+                        "offset": 0.0,
+                    }
                 )
             if joint.mimic is not None:
                 mimics.append(_mimic(joint, index, file, strict))
