@@ -43,7 +43,7 @@ from pipeline.cluster import ClusterConfig, cluster_client  # noqa: E402
 from pipeline.fit import fit_session  # noqa: E402
 from pipeline.solve import SolverConfig, solve_sequence  # noqa: E402
 from pipeline.store import open_tracks, write_tracks  # noqa: E402
-from pipeline.store.fit_store import open_fit  # noqa: E402
+from pipeline.store.fit import open_fit  # noqa: E402
 from pipeline.synth import SynthConfig, synthesize  # noqa: E402
 
 SHARED = Path(os.environ.get("KINEFIT_SHARED", ROOT.parent / "shared"))

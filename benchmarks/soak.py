@@ -9,7 +9,7 @@ Measures (issue 9, "Load"):
 
 By default the archive is run through ``flows.archive.reprocess_archive`` (the scheduled
 job: Prefect ephemeral server, one LocalCluster shared by the ingest and fit subflows);
-``--mode sessions`` instead calls ``pipeline.ingest.ingest_session`` and
+``--mode sessions`` instead calls ``pipeline.archive.ingest.ingest_session`` and
 ``pipeline.fit.fit_session`` per session on one shared ``distributed.Client`` (no
 Prefect), which separates kinefit's own cost from the orchestrator's.
 
@@ -132,10 +132,10 @@ def run_reprocess(settings: dict) -> dict:
 
 def run_sessions(settings: dict, client) -> dict:
     """Ingest + fit every session on one client, no Prefect."""
+    from pipeline.archive.discover import discover_sessions, session_store
+    from pipeline.archive.ingest import ingest_session
     from pipeline.config import load_run_config
-    from pipeline.discover import discover_sessions, session_store
     from pipeline.fit import fit_session
-    from pipeline.ingest import ingest_session
 
     config = load_run_config(None, settings)
     plan = load_body_plan(FLY)

@@ -47,7 +47,7 @@ from _common import (  # noqa: E402
 from pin_peer import PinGaussNewton, check_peer  # noqa: E402
 
 from pipeline.bodyplan import load_body_plan  # noqa: E402
-from pipeline.store.tracks_store import DEFAULT_CHUNK_FRAMES  # noqa: E402
+from pipeline.store.tracks import DEFAULT_CHUNK_FRAMES  # noqa: E402
 
 REQUIRED_WARM_SPEEDUP, AIM_WARM_SPEEDUP = 12.0, 25.0
 

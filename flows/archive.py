@@ -32,11 +32,11 @@ from flows.tasks import (
     publish_task,
     report_task,
 )
+from pipeline.archive.discover import session_store
+from pipeline.archive.summary import ArchiveSummary, SessionOutcome
 from pipeline.bodyplan import load_body_plan, mannequin
 from pipeline.cluster import ClusterConfig, close_client, make_client
 from pipeline.config import ArchiveConfig, ChunkingConfig, RunConfig, SolverSettings
-from pipeline.discover import session_store
-from pipeline.summary import ArchiveSummary, SessionOutcome
 
 #: Key of the summary artifact (one artifact, a new version per run).
 SUMMARY_ARTIFACT = "kinefit-archive-summary"
@@ -235,7 +235,7 @@ def fit_archive(
 def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
     """Ingest, fit the stale sessions, report: the scheduled job.
 
-    Returns the run's :class:`~pipeline.summary.ArchiveSummary` (sessions fitted /
+    Returns the run's :class:`~pipeline.archive.summary.ArchiveSummary` (sessions fitted /
     skipped / failed, frames, frames per second, worst sessions by RMS), also published
     as the markdown artifact ``kinefit-archive-summary``.
     """

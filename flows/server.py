@@ -25,13 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import RunConfig
+from pipeline.errors import ServerError
 
 PID_FILE = "kinefit-server.pid"
 LOG_FILE = "kinefit-server.log"
-
-
-class ServerError(RuntimeError):
-    """The local Prefect server did not start or answer."""
 
 
 @dataclass(frozen=True)

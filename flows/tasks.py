@@ -18,13 +18,13 @@ from prefect import task  # noqa: TID251 - flows/ is where prefect lives
 from prefect.artifacts import create_markdown_artifact  # noqa: TID251
 from prefect.cache_policies import NONE  # noqa: TID251
 
+from pipeline.archive.discover import SessionSource, discover_sessions
+from pipeline.archive.ingest import IngestReport, ingest_session
+from pipeline.archive.summary import ArchiveSummary, SessionOutcome, fit_outcome
 from pipeline.bodyplan import BodyPlan
-from pipeline.discover import SessionSource, discover_sessions
 from pipeline.fit import fit_session
-from pipeline.ingest import IngestReport, ingest_session
 from pipeline.solve import SolverConfig
-from pipeline.store.faults import PERMANENT_ERRNOS
-from pipeline.summary import ArchiveSummary, SessionOutcome, fit_outcome
+from pipeline.store.atomic import PERMANENT_ERRNOS
 
 #: Exceptions never worth a retry (bad paths); OSErrors with PERMANENT_ERRNOS neither.
 _PERMANENT = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError)
@@ -64,7 +64,7 @@ _RETRY: dict[str, Any] = {
 
 @task(name="discover-sessions", **_TASK)
 def discover_task(archive: Any) -> list[SessionSource]:
-    """Find the sessions of an archive (:func:`pipeline.discover.discover_sessions`)."""
+    """Find the sessions of an archive (:func:`pipeline.archive.discover.discover_sessions`)."""
     return discover_sessions(archive)
 
 

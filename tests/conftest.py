@@ -1,4 +1,9 @@
-"""Shared test fixtures: the shared data folder and a seeded random generator."""
+"""Shared test fixtures: the shared data folder and a seeded random generator.
+
+The fixture modules in ``tests/fixtures/`` are pytest plugins, registered here once:
+``orchestration`` (one Prefect test harness per session, a module-scoped local Dask
+cluster), ``fit_archive`` (a small fitted archive built once), ``reliability_fixtures``.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from shared_data import KIMODO, QUICKIK, ROOT, SHARED  # noqa: F401 (re-exported)
+
+from tests.fixtures.shared_data import KIMODO, QUICKIK, ROOT, SHARED  # noqa: F401 (re-exported)
+
+pytest_plugins = [
+    "tests.fixtures.orchestration",
+    "tests.fixtures.fit_archive",
+    "tests.fixtures.reliability_fixtures",
+]
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.store.fit_store import open_fit
+from pipeline.store.fit import open_fit
 
 __all__ = ["export_csv"]
 

@@ -42,7 +42,7 @@ from pipeline.inspect.tables import (
     worst_frames,
 )
 from pipeline.inspect.validate import InspectError, joint_dofs
-from pipeline.store.fit_store import open_fit
+from pipeline.store.fit import open_fit
 
 __all__ = [
     "FitArchive",

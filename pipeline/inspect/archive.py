@@ -23,8 +23,8 @@ import xarray as xr
 
 from pipeline.inspect.tables import summary_table
 from pipeline.inspect.validate import InspectError
-from pipeline.store.fit_store import SCHEMA_VERSION, FitStoreError, open_fit, store_attrs
-from pipeline.store.tracks_store import open_tracks
+from pipeline.store.fit import SCHEMA_VERSION, FitStoreError, open_fit, store_attrs
+from pipeline.store.tracks import open_tracks
 
 __all__ = ["FitArchive", "find_fit_stores", "observed_positions", "open_archive", "open_observed"]
 

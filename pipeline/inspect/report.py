@@ -30,7 +30,7 @@ from pipeline.inspect.sections import (
 )
 from pipeline.inspect.tables import provenance, summary_table, worst_frames
 from pipeline.inspect.validate import time_unit
-from pipeline.store.fit_store import open_fit
+from pipeline.store.fit import open_fit
 
 __all__ = [
     "archive_report_html",
@@ -233,7 +233,7 @@ def write_session_report(
 
     Raises
     ------
-    FileNotFoundError, pipeline.store.fit_store.FitStoreError
+    FileNotFoundError, pipeline.store.fit.FitStoreError
         No complete fit store at ``fit_path``.
     """
     fit_path = Path(fit_path)

@@ -20,7 +20,7 @@ from pipeline.inspect.plots import (
 )
 from pipeline.inspect.tables import individual_summary, provenance, summary_table, worst_frames
 from pipeline.inspect.validate import time_unit
-from pipeline.store.fingerprint import kinefit_version
+from pipeline.provenance.fingerprint import kinefit_version
 
 __all__ = ["FORMATS", "anchor", "generated_note", "nav", "observed_or_reason", "session_sections"]
 

@@ -15,13 +15,10 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan, load_body_plan
+from pipeline.errors import InspectError
 
 #: Where a fit dataset comes from, quoted in error messages.
 HOW_TO_OPEN = "open a fit store with pipeline.inspect.open_fit or pipeline.inspect.open_archive"
-
-
-class InspectError(ValueError):
-    """A dataset lacks what an inspection helper needs, or a selection matches nothing."""
 
 
 def as_dataset(
@@ -34,7 +31,7 @@ def as_dataset(
     Parameters
     ----------
     data : xarray.Dataset or xarray.DataArray
-        A fit (from :func:`~pipeline.store.fit_store.open_fit`), a selection of it, or one
+        A fit (from :func:`~pipeline.store.fit.open_fit`), a selection of it, or one
         named variable of it.
     required : mapping
         Variable name -> dims it must have (in any order).

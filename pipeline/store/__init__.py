@@ -1,7 +1,7 @@
 """Zarr layouts of the tracks and fit stores, atomic publishing, fingerprints, resume."""
 
-from pipeline.store.fit_store import FitStoreError, fitted_poses, open_fit
-from pipeline.store.tracks_store import DEFAULT_CHUNK_FRAMES, open_tracks, write_tracks
+from pipeline.store.fit import FitStoreError, fitted_poses, open_fit
+from pipeline.store.tracks import DEFAULT_CHUNK_FRAMES, open_tracks, write_tracks
 
 __all__ = [
     "DEFAULT_CHUNK_FRAMES",

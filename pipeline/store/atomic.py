@@ -3,16 +3,23 @@
 A store is built under a temporary name beside its final path (same directory, so the
 final ``rename`` is atomic on one filesystem) and swapped in at the end. An existing store
 at the final path is replaced only after the new one is complete, and removed last.
+
+:func:`retry_io` runs a write, retrying an ``OSError`` a few times with a growing pause
+unless the error is one that waiting does not fix (read-only or full filesystem, no
+permission, name too long); those, and the last failed attempt, are raised.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar
 
 
 def partial_path(path: str | Path, tag: str = "partial") -> Path:
@@ -68,3 +75,52 @@ def building(final: str | Path) -> Iterator[Path]:
         remove_store(tmp)
         raise
     publish(tmp, final)
+
+
+#: Attempts of one chunk write, and the pause before retry ``n`` (``BACKOFF_S * 4**n``).
+WRITE_ATTEMPTS = 3
+BACKOFF_S = 0.2
+#: OSError numbers that a retry does not fix: raised at once.
+PERMANENT_ERRNOS = frozenset(
+    {
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.ENAMETOOLONG,
+        errno.ENOTDIR,
+        errno.EISDIR,
+    }
+)
+
+T = TypeVar("T")
+
+
+def retry_io(write: Callable[[int], T], what: str) -> T:
+    """Call ``write(attempt)``, retrying transient ``OSError`` up to :data:`WRITE_ATTEMPTS`.
+
+    Parameters
+    ----------
+    write : callable
+        Gets the attempt number (0, 1, ...); must be idempotent.
+    what : str
+        Named in the error of the last attempt.
+
+    Raises
+    ------
+    OSError
+        A permanent error (:data:`PERMANENT_ERRNOS`) at once, or the last attempt's
+        error, its message prefixed with ``what`` and the number of attempts.
+    """
+    for attempt in range(WRITE_ATTEMPTS):
+        try:
+            return write(attempt)
+        except OSError as exc:
+            if exc.errno in PERMANENT_ERRNOS or attempt + 1 == WRITE_ATTEMPTS:
+                text = f"{what}: {exc.strerror or exc} (after {attempt + 1} attempt(s))"
+                if exc.errno is None:
+                    raise OSError(text) from exc
+                raise OSError(exc.errno, text) from exc
+            time.sleep(BACKOFF_S * 4**attempt)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -28,14 +28,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from pipeline.errors import SessionLockedError
 from pipeline.store.atomic import partial_path
 
 #: errno values of filesystems that do not implement ``flock``.
 _NO_FLOCK = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
-
-
-class SessionLockedError(RuntimeError):
-    """Another live run holds the session's lock; nothing was done."""
 
 
 class LockUnavailableWarning(UserWarning):

@@ -3,7 +3,7 @@
 A body plan's bone lengths are fixed, so tracks in another length unit (millimetres
 against a plan in metres, centimetres against millimetres) cannot be fitted: the solver
 would return a contorted best effort for every frame. The tracks store scan
-(:func:`pipeline.store.fingerprint.scan_input`) measures, frame by frame, the extent of
+(:func:`pipeline.provenance.fingerprint.scan_input`) measures, frame by frame, the extent of
 the observed keypoints that map to joints divided by the extent of the same joints in
 the plan's neutral pose (:func:`reference_points`), and takes the median;
 :func:`check_scale` judges it. Real tracks of the right body sit within a factor of
@@ -45,7 +45,7 @@ def check_scale(ratio: float, plan: BodyPlan, *, source: str, unit: str | None =
     ----------
     ratio : float
         Median size of the tracks over the size of the same joints in the plan's neutral
-        pose (:attr:`pipeline.store.fingerprint.InputScan.scale`); NaN skips the check.
+        pose (:attr:`pipeline.provenance.fingerprint.InputScan.scale`); NaN skips the check.
     plan : BodyPlan
     source : str
         The tracks store, named in the message.

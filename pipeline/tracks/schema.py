@@ -26,16 +26,14 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from pipeline.errors import TracksError
+
 DIMS: tuple[str, str, str, str] = ("time", "space", "keypoint", "individual")
 CONFIDENCE_DIMS: tuple[str, str, str] = ("time", "keypoint", "individual")
 SPACE_NAMES: dict[int, tuple[str, ...]] = {2: ("x", "y"), 3: ("x", "y", "z")}
 #: movement's older plural dim names, renamed on validation.
 PLURAL_DIMS: dict[str, str] = {"keypoints": "keypoint", "individuals": "individual"}
 UP_AXES: tuple[str, ...] = ("x", "y", "z", "-x", "-y", "-z")
-
-
-class TracksError(ValueError):
-    """A tracks dataset breaks the data contract; the message lists every problem."""
 
 
 def file_sha256(path: str | Path, block: int = 1 << 20) -> str:

@@ -1,14 +1,7 @@
-"""The one error type of the Kimodo bridge."""
+"""The one error type of the Kimodo bridge (:class:`pipeline.errors.KimodoError`)."""
 
 from __future__ import annotations
 
+from pipeline.errors import KimodoError
+
 __all__ = ["KimodoError"]
-
-
-class KimodoError(ValueError):
-    """A Kimodo skeleton file, constraints file or export request that cannot be used.
-
-    The message starts with the file (or option) it is about, then the entry index and
-    type and the field, e.g. ``c.json: entry 2 (left-hand): local_joints_rot: expected
-    30 joints for somaskel30, got 25``.
-    """

@@ -251,7 +251,7 @@ def export_kimodo(
     FileExistsError
         ``out`` or ``meta`` exists and ``overwrite`` is false (nothing is written).
     """
-    from pipeline.store.fit_store import open_fit
+    from pipeline.store.fit import open_fit
 
     config = config or ExportConfig()
     where = str(fit_path)

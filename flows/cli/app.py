@@ -1,0 +1,237 @@
+"""The ``kinefit`` command line (typer + rich).
+
+Commands: ``demo``, ``ingest``, ``fit``, ``reprocess``, ``serve``, ``export`` (``csv``,
+``kimodo``), ``report``, ``config show``, ``body-plan validate|show``. Each is a thin shell
+around ``pipeline`` calls or a Prefect flow. Errors print one clear line and exit with
+status 1; ``--verbose`` shows the traceback. Nothing heavy is imported at the top level
+(no numpy, no prefect), so ``kinefit --help`` is fast; commands import what they need.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from flows.cli.common import (
+    ConfigOption,
+    Verbose,
+    cluster_override,
+    console,
+    err_console,
+    guard,
+    load_plan,
+    parse_options,
+    say,
+)
+from flows.cli.config import body_plan_app, config_app
+from flows.cli.export import export_app
+from flows.cli.report import report
+from flows.cli.run import demo, reprocess, serve
+
+app = typer.Typer(
+    name="kinefit",
+    help="Fit kinematic body plans to keypoint tracking archives.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+__all__ = ["app", "console", "err_console", "main"]
+
+
+@app.command()
+def ingest(
+    source: Annotated[Path, typer.Argument(help="Tracks file (any registered format).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Tracks zarr store to write.")],
+    fps: Annotated[
+        float | None, typer.Option(help="Frame rate, used only if the file has none.")
+    ] = None,
+    format: Annotated[
+        str | None, typer.Option("--format", "-f", help="Reader name; default by suffix.")
+    ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--option", "-O", help="Reader option key=value (repeatable), e.g. -O unit=mm."
+        ),
+    ] = None,
+    skeleton_file: Annotated[
+        Path | None, typer.Option(help="Kimodo reader: skeletons JSON file.")
+    ] = None,
+    skeleton: Annotated[str | None, typer.Option(help="Kimodo reader: skeleton name.")] = None,
+    keypoint_map: Annotated[
+        Path | None, typer.Option(help="YAML map renaming track keypoints (old: new).")
+    ] = None,
+    chunk_frames: Annotated[int | None, typer.Option(help="Frames per zarr chunk.")] = None,
+    config: ConfigOption = None,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing store.")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Read one keypoint tracks file into a validated, time-chunked zarr tracks store.
+
+    Reader options come from the run config's ``archive`` section (--config), then
+    --option key=value pairs and --skeleton-file/--skeleton (Kimodo constraints files).
+    """
+    with guard(verbose):
+        from pipeline.config import RunConfig, load_run_config
+        from pipeline.store import write_tracks
+        from pipeline.tracks import read_tracks
+        from pipeline.tracks.mapping import rename_keypoints
+
+        run = load_run_config(config) if config else RunConfig()
+        options = {**run.archive.options, **parse_options(option)}
+        if skeleton_file is not None:
+            options["skeleton_file"] = str(skeleton_file)
+        if skeleton is not None:
+            options["skeleton"] = skeleton
+        fps = fps if fps is not None else run.archive.fps
+        ds = read_tracks(source, format=format or run.archive.format, fps=fps, **options)
+        if keypoint_map is not None:
+            ds = rename_keypoints(ds, keypoint_map, source=str(source))
+        chunk = run.chunking.tracks_chunk_frames if chunk_frames is None else chunk_frames
+        write_tracks(ds, out, chunk_frames=chunk, overwrite=overwrite)
+        observed = float(ds["position"].notnull().all("space").mean())
+        say(
+            f"[green]wrote[/] {out}: {ds.sizes['time']} frames at {ds.attrs['fps']:g} fps, "
+            f"{ds.sizes['keypoint']} keypoints, {ds.sizes['individual']} individual(s), "
+            f"{ds.sizes['space']}-D, {observed:.1%} observed"
+        )
+
+
+def _summary(report: Any, wall: float) -> Table:
+    import numpy as np
+
+    from pipeline.store.fit import open_fit
+
+    fit = open_fit(report.out)
+    rms = fit["rms_error"].values
+    converged = fit["converged"].values
+    seam = fit["seam_disagreement"].values
+    table = Table(title=f"fit {report.out}", show_header=False, box=None)
+    fitted = len(report.chunks_fitted)
+    rows = [
+        ("frames", f"{report.n_frames} x {report.n_individuals} individual(s)"),
+        ("chunks", f"{report.n_chunks} ({fitted} fitted now, {report.n_chunks - fitted} resumed)"),
+        ("frames/s", f"{report.n_frames * fitted / max(report.n_chunks, 1) / wall:,.0f}"),
+        ("median RMS", f"{np.nanmedian(rms):.4g} {fit.attrs.get('unit') or ''}".strip()),
+        ("worst RMS", f"{np.nanmax(rms):.4g} (frame {int(np.nanargmax(rms.max(axis=1)))})"),
+        ("non-converged", f"{int((~converged).sum())} frame-individuals"),
+        ("worst seam", "n/a" if np.all(np.isnan(seam)) else f"{np.nanmax(seam):.3g}"),
+    ]
+    if report.unmapped_keypoints:
+        rows.append(("unmapped keypoints", ", ".join(report.unmapped_keypoints)))
+    for key, value in rows:
+        table.add_row(f"[bold]{key}[/]", value)
+    return table
+
+
+def _fit_config(
+    config: Path | None, body_plan: str | None, workers: int | None, scheduler: str | None
+) -> Any:
+    """The run config of ``kinefit fit``: the file (or the models' defaults) + CLI options."""
+    import os
+
+    from pipeline.config import load_run_config, make_run_config
+
+    cluster = cluster_override(workers, scheduler)
+    if config is not None:
+        return load_run_config(config, overrides={"body_plan": body_plan, "cluster": cluster})
+    if body_plan is None:
+        raise typer.BadParameter(
+            "pass --body-plan (a JSON file or 'mannequin') or a --config naming body_plan",
+            param_hint="--body-plan",
+        )
+    # No file: the solver's own defaults (not the demo's mannequin tuning) and a local
+    # cluster as wide as the machine.
+    width = {"mode": "local", "n_workers": max(1, min(os.cpu_count() or 1, 8))}
+    return make_run_config({"body_plan": body_plan, "cluster": cluster or width})
+
+
+@app.command()
+def fit(
+    tracks: Annotated[Path, typer.Argument(help="Tracks zarr store (from `kinefit ingest`).")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Fit zarr store to write.")],
+    body_plan: Annotated[
+        str | None,
+        typer.Option("--body-plan", "-b", help="Body-plan JSON, or 'mannequin' (default: config)."),
+    ] = None,
+    config: ConfigOption = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Local worker processes (0: in this process).")
+    ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option(help="Address of a running dask scheduler.")
+    ] = None,
+    chunk_frames: Annotated[int | None, typer.Option(help="Frames per chunk/task.")] = None,
+    overlap_frames: Annotated[int | None, typer.Option(help="Warm-up frames per chunk.")] = None,
+    keypoint_map: Annotated[
+        Path | None, typer.Option(help="YAML map: track keypoint -> joint name.")
+    ] = None,
+    force: Annotated[bool, typer.Option(help="Refit even if the fit is current.")] = False,
+    verbose: Verbose = False,
+) -> None:
+    """Fit a body plan to every individual of a tracks store, chunk by chunk on dask.
+
+    Settings come from --config (solver, chunking, cluster, body_plan, keypoint_map);
+    options given here override them.
+    """
+    with guard(verbose):
+        from flows.archive import dask_client
+        from pipeline.fit import fit_session
+
+        run = _fit_config(config, body_plan, workers, scheduler)
+        plan = load_plan(run.body_plan)
+        progress = Progress(
+            TextColumn("[bold]fitting[/] chunks"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        )
+        bar = progress.add_task("chunks", total=None)
+        update: Callable[[int, int], None] = lambda done, total: progress.update(  # noqa: E731
+            bar, completed=done, total=total
+        )
+        t0 = time.perf_counter()
+        overlap = run.chunking.overlap_frames if overlap_frames is None else overlap_frames
+        with dask_client(run.cluster) as client, progress:
+            report = fit_session(
+                tracks,
+                plan,
+                run.solver_config,
+                out,
+                client=client,
+                chunk_frames=run.chunking.chunk_frames if chunk_frames is None else chunk_frames,
+                overlap_frames=overlap,
+                force=force,
+                keypoint_map=keypoint_map or run.keypoint_map,
+                progress=update,
+            )
+        if report.skipped:
+            say(
+                f"[green]up to date:[/] {out} matches its inputs (fingerprint "
+                f"{report.fingerprint[:12]}); use --force to refit"
+            )
+            return
+        console.print(_summary(report, time.perf_counter() - t0))
+
+
+app.command()(demo)
+app.command()(reprocess)
+app.command()(serve)
+app.add_typer(export_app, name="export")
+app.command("report")(report)
+app.add_typer(config_app, name="config")
+app.add_typer(body_plan_app, name="body-plan")
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    """Run the CLI."""
+    app()
+

@@ -1,0 +1,103 @@
+"""What every ``kinefit`` command shares: consoles, the error guard, option helpers.
+
+Imports nothing heavy (no numpy, no prefect), so ``kinefit --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+console = Console(stderr=False)
+err_console = Console(stderr=True)
+
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks on errors.")]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config", "-c", help="Run config YAML (see `kinefit config show`).", exists=False
+    ),
+]
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option("--set", "-s", help="Override a config value: key.path=value (repeatable)."),
+]
+
+
+@contextmanager
+def guard(verbose: bool) -> Iterator[None]:
+    """Turn any exception into one clear message and exit status 1; show warnings."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        except typer.Exit:
+            _show_warnings(caught)
+            raise
+        except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - one report for all
+            _show_warnings(caught)
+            if verbose:
+                err_console.print_exception()
+            text = str(exc) or type(exc).__name__
+            err_console.print(f"[bold red]error:[/] {text}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+    _show_warnings(caught)
+
+
+def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
+    seen = set()
+    for w in caught:
+        text = str(w.message)
+        if text not in seen and not issubclass(w.category, DeprecationWarning | FutureWarning):
+            seen.add(text)
+            err_console.print(f"[yellow]warning:[/] {text}", highlight=False, soft_wrap=True)
+
+
+def say(text: str) -> None:
+    """Print one line of rich markup without highlighting or wrapping."""
+    console.print(text, highlight=False, soft_wrap=True)
+
+
+def load_plan(spec: str) -> Any:
+    """A body plan from a JSON file, or the built-in ``mannequin``."""
+    from pipeline.bodyplan import load_body_plan, mannequin
+
+    return mannequin() if spec == "mannequin" else load_body_plan(spec)
+
+
+def parse_options(pairs: Sequence[str] | None) -> dict[str, Any]:
+    """``["unit=mm", "n_frames=100"]`` -> ``{"unit": "mm", "n_frames": 100}`` (YAML values)."""
+    from pipeline.config.files import safe_load
+
+    options: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise typer.BadParameter(f"expected key=value, got {pair!r}", param_hint="--option")
+        options[key.strip()] = safe_load(value) if value.strip() else None
+    return options
+
+
+def cluster_override(workers: int | None, scheduler: str | None) -> dict[str, Any] | None:
+    """The ``cluster`` settings that ``--workers`` / ``--scheduler`` ask for, if any."""
+    if scheduler and workers is not None:
+        raise typer.BadParameter("pass either --workers or --scheduler, not both")
+    if scheduler:
+        return {"mode": "address", "address": scheduler}
+    if workers is not None:
+        return {"mode": "local", "n_workers": workers}
+    return None
+
+
+def quiet_dask_logs() -> None:
+    """Keep distributed's INFO chatter (scheduler/nanny start-up) out of the console."""
+    import logging
+
+    for name in ("distributed", "distributed.scheduler", "distributed.nanny", "distributed.core"):
+        logging.getLogger(name).setLevel(logging.WARNING)

@@ -1,0 +1,240 @@
+"""``kinefit demo``, ``kinefit reprocess`` and ``kinefit serve``: the archive flows.
+
+One-off runs (``demo``, ``reprocess``) use Prefect's ephemeral server (or the server in
+``PREFECT_API_URL``); ``serve`` needs a real server and starts a local one if none is set
+(:mod:`flows.server`). Prefect is imported inside the commands, after
+:func:`flows.env.prepare_prefect_env` has set kinefit's quiet defaults.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from flows.cli.common import (
+    ConfigOption,
+    SetOption,
+    Verbose,
+    cluster_override,
+    console,
+    guard,
+    quiet_dask_logs,
+    say,
+)
+
+Workers = Annotated[
+    int | None, typer.Option(help="Local worker processes (0: no cluster, in this process).")
+]
+Scheduler = Annotated[str | None, typer.Option(help="Address of a running dask scheduler.")]
+Force = Annotated[bool, typer.Option(help="Re-ingest and refit even if current.")]
+
+
+def print_summary(summary: Any) -> None:
+    """The run's summary: counts, speed, worst sessions, failures, the report."""
+    speed = f"{summary.frames_per_s:,.0f}" if summary.frames_per_s else "-"
+    table = Table(title="kinefit archive run", show_header=False, box=None)
+    rows = [
+        ("sessions", f"{len(summary.sessions)}"),
+        (
+            "fitted / skipped / failed",
+            f"[green]{summary.fitted}[/] / {summary.skipped} / "
+            f"[{'red' if summary.failed else 'green'}]{summary.failed}[/]",
+        ),
+        ("frames fitted", f"{summary.frames:,} ({speed} frames/s)"),
+        ("wall time", f"{summary.seconds:.1f} s"),
+    ]
+    for key, value in rows:
+        table.add_row(f"[bold]{key}[/]", value)
+    console.print(table)
+    worst = summary.worst()
+    if worst:
+        unit = f" ({summary.unit})" if summary.unit else ""
+        ranked = Table(title=f"worst sessions by median RMS{unit}", box=None)
+        for column in ("session", "status", "median RMS", "frames", "individuals"):
+            ranked.add_column(
+                column, justify="left" if column in ("session", "status") else "right"
+            )
+        for s in worst:
+            ranked.add_row(s.session, s.status, f"{s.rms:.4g}", str(s.frames), str(s.individuals))
+        console.print(ranked)
+    for s in summary.sessions:
+        if s.status == "failed":
+            say(f"[red]failed[/] {s.session} ({s.stage}): {s.error}")
+    if summary.report:
+        say(f"report: {summary.report}")
+
+
+def _quiet_prefect_console() -> None:
+    """Prefect's INFO lines off the terminal (warnings stay; the API still gets them)."""
+    import logging
+
+    from prefect.logging.handlers import PrefectConsoleHandler  # noqa: TID251
+
+    for name in ("", "prefect", "prefect.flow_runs", "prefect.task_runs"):
+        for handler in logging.getLogger(name).handlers:
+            if isinstance(handler, PrefectConsoleHandler):
+                handler.setLevel(logging.WARNING)
+
+
+def _run(config: Any, force: bool, verbose: bool = False) -> Any:
+    """Run reprocess-archive with progress bars (and Prefect's INFO logs with --verbose)."""
+    from flows.env import prepare_prefect_env
+
+    prepare_prefect_env()
+    quiet_dask_logs()
+    from flows.archive import reprocess_archive
+    from flows.progress import progress_hook
+
+    if not verbose:
+        _quiet_prefect_console()
+    bars = Progress(
+        TextColumn("[bold]{task.description:>6}[/] sessions"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    )
+    stages: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        if stage not in stages:
+            stages[stage] = bars.add_task(stage, total=total)
+        bars.update(stages[stage], completed=done, total=total)
+
+    say(f"reprocessing {config.archive.path} (Prefect flow reprocess-archive)")
+    with bars, progress_hook(update):
+        return reprocess_archive(config, force=force)
+
+
+def reprocess(
+    config: ConfigOption = None,
+    archive: Annotated[
+        str | None, typer.Option(help="Archive folder or fsspec URL (archive.path).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Output root (outputs.root).")
+    ] = None,
+    body_plan: Annotated[
+        str | None, typer.Option("--body-plan", "-b", help="Body-plan JSON or 'mannequin'.")
+    ] = None,
+    workers: Workers = None,
+    scheduler: Scheduler = None,
+    set_: SetOption = None,
+    force: Force = False,
+    verbose: Verbose = False,
+) -> None:
+    """Reprocess an archive: ingest new or changed sessions, fit the stale ones, report.
+
+    Runs the Prefect flow reprocess-archive once (ephemeral server unless PREFECT_API_URL
+    is set). Exits with status 1 if any session failed.
+    """
+    with guard(verbose):
+        from pipeline.config import load_run_config
+
+        overrides = {
+            "archive": {"path": archive},
+            "outputs": {"root": None if out is None else str(out)},
+            "body_plan": body_plan,
+            "cluster": cluster_override(workers, scheduler),
+        }
+        run = load_run_config(config, overrides, set_ or ())
+        summary = _run(run, force, verbose)
+        print_summary(summary)
+        if summary.failed:
+            raise typer.Exit(1)
+
+
+def demo(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Demo folder.")] = Path("kinefit-demo"),
+    frames: Annotated[int, typer.Option(min=32, help="Frames per demo session.")] = 360,
+    workers: Workers = None,
+    config: ConfigOption = None,
+    force: Force = False,
+    verbose: Verbose = False,
+) -> None:
+    """Write a synthetic mannequin archive into a folder and reprocess it (a full run).
+
+    Run it twice: the second run finds every session current and skips it. --config
+    changes the built-in default (configs/default.yaml), e.g. to use another cluster.
+    """
+    with guard(verbose):
+        import numpy as np
+
+        from pipeline.bodyplan import mannequin
+        from pipeline.config import load_run_config
+        from pipeline.config.files import dump_yaml
+        from pipeline.synth.demo import write_demo_archive
+
+        out = out.resolve()
+        with console.status(f"writing the demo archive into {out / 'archive'}"):
+            files = write_demo_archive(
+                out / "archive", mannequin(), np.random.default_rng(2026), n_frames=frames
+            )
+        say(f"demo archive: {len(files)} sessions in {out / 'archive'}")
+        overrides = {
+            "archive": {"path": str(out / "archive")},
+            "outputs": {"root": str(out)},
+            "cluster": cluster_override(workers, None),
+        }
+        run = load_run_config(config, overrides, layered=True)
+        (out / "kinefit.yaml").write_text(dump_yaml(run.model_dump(mode="json")))
+        summary = _run(run, force, verbose)
+        print_summary(summary)
+        _where(run, summary, out)
+        if summary.failed:
+            raise typer.Exit(1)
+
+
+def _where(run: Any, summary: Any, out: Path) -> None:
+    fits = run.outputs.fits_dir
+    first = next((s.fit for s in summary.sessions if s.fit), str(fits / "walk_clean.zarr"))
+    say(f"\n[bold]results[/] in {out}: tracks/ (inputs), fits/ (one zarr store per session)")
+    say(f"  open a fit:   python -c \"import xarray as xr; print(xr.open_zarr('{first}'))\"")
+    say(f"  or:           from pipeline.store import open_fit; open_fit('{first}')")
+    if summary.report:
+        say(f"  HTML report:  {summary.report}")
+    say(f"  notebook:     KINEFIT_FITS_ROOT={fits} jupyter lab notebooks/inspect_fit.ipynb")
+    say(f"  run again:    kinefit reprocess -c {out / 'kinefit.yaml'}  (skips current sessions)")
+    say(f"  on schedule:  kinefit serve -c {out / 'kinefit.yaml'}  (Prefect UI on :4200)")
+
+
+def serve(
+    config: ConfigOption = None,
+    cron: Annotated[str | None, typer.Option(help="Cron schedule (schedule.cron).")] = None,
+    timezone: Annotated[str | None, typer.Option(help="Time zone of the cron.")] = None,
+    name: Annotated[str | None, typer.Option(help="Deployment name.")] = None,
+    port: Annotated[int, typer.Option(help="Port of a local Prefect server (UI).")] = 4200,
+    set_: SetOption = None,
+    verbose: Verbose = False,
+) -> None:
+    """Serve reprocess-archive on the config's cron schedule until Ctrl-C.
+
+    With PREFECT_API_URL set, deploys to that Prefect server. Without it, starts a local
+    Prefect server (SQLite under kinefit's Prefect home), serves against it, and stops it
+    on exit. The runs show in the Prefect UI (the server's URL, printed below).
+    """
+    with guard(verbose):
+        from flows.env import prepare_prefect_env
+        from flows.server import prefect_server
+        from flows.server import serve as serve_deployment
+        from pipeline.config import load_run_config
+
+        schedule = {"cron": cron, "timezone": timezone, "deployment": name}
+        run = load_run_config(config, {"schedule": schedule}, set_ or ())
+        env = prepare_prefect_env()
+        quiet_dask_logs()
+        if not env.get("PREFECT_API_URL"):
+            say(f"starting a local Prefect server (PREFECT_HOME={env['PREFECT_HOME']})")
+        with prefect_server(env["PREFECT_HOME"], port) as api:
+            say(f"Prefect API: {api}")
+            say(f"Prefect UI:  {api.removesuffix('/api')}  (flow runs, logs, summary artifact)")
+            say(
+                f"serving deployment reprocess-archive/{run.schedule.deployment} on "
+                f"'{run.schedule.cron}' ({run.schedule.timezone}); Ctrl-C stops"
+            )
+            serve_deployment(run)
+        say("stopped serving")

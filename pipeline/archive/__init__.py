@@ -1,0 +1,1 @@
+"""An archive of sessions: discover them, ingest changed files, summarize a run."""

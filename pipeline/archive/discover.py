@@ -1,0 +1,232 @@
+"""Find the sessions of an archive: which raw files are sessions, and what each is called.
+
+An archive is a folder or an fsspec URL (``s3://lab/tracks``, ``memory://x``). Its
+sessions are either the files matching :attr:`ArchiveConfig.patterns` (named by file stem
+or by relative path, :attr:`ArchiveConfig.naming`), or the entries of a YAML manifest::
+
+    sessions:
+      - name: mouse1/day2            # required; becomes fits/mouse1/day2.zarr
+        file: raw/m1_d2.h5           # relative to the archive path, or a URL
+        format: dlc                  # optional, per session
+        fps: 30                      # optional: only if the file has no rate
+        options: {unit: mm}          # optional reader options
+
+Session names become output paths, so they are checked: segments of letters, digits,
+``.``, ``_`` and ``-`` separated by ``/``, not starting with a dot, at most 200 bytes
+each; never ``..``, never absolute. Names made from file names replace other characters
+by ``_``; a manifest name that breaks the rule is an error. :func:`session_store` places
+a session's store under an output root and refuses anything that would land outside it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from pipeline.config import ArchiveConfig
+from pipeline.config.files import load_yaml
+from pipeline.errors import DiscoveryError
+
+__all__ = [
+    "DiscoveryError",
+    "SessionSource",
+    "check_session_name",
+    "discover_sessions",
+    "read_manifest",
+    "session_store",
+]
+
+_SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
+_MANIFEST_KEYS = ("name", "file", "format", "fps", "options")
+#: Longest part of a session name (bytes): ``.<part>.zarr.partial`` stays under NAME_MAX.
+MAX_SEGMENT_BYTES = 200
+
+
+@dataclass(frozen=True)
+class SessionSource:
+    """One session of an archive: where its raw file is and how to read it.
+
+    Attributes
+    ----------
+    name : str
+        Safe session name (``a/b`` with sub-folders).
+    url : str
+        Local path or fsspec URL of the raw file (or directory, for zarr).
+    format : str or None
+        Reader name; None: by suffix and content.
+    fps : float or None
+        Frame rate for files that do not record one.
+    options : dict
+        Reader options.
+    """
+
+    name: str
+    url: str
+    format: str | None = None
+    fps: float | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def check_session_name(name: Any, source: str = "session") -> str:
+    """Return ``name`` if it is a safe session name, else raise :class:`DiscoveryError`."""
+    if not isinstance(name, str) or not name:
+        raise DiscoveryError(f"{source}: a session name must be a non-empty string")
+    parts = name.split("/")
+    if name.startswith("/") or "\\" in name or not all(_SEGMENT.fullmatch(p) for p in parts):
+        raise DiscoveryError(
+            f"{source}: unsafe session name {name!r}; use letters, digits, '.', '_', '-' in "
+            "'/'-separated parts that do not start with '.' (no '..', not absolute)"
+        )
+    too_long = [p for p in parts if len(p.encode()) > MAX_SEGMENT_BYTES]
+    if too_long:
+        raise DiscoveryError(
+            f"{source}: session name part {too_long[0][:40]!r}... is too long "
+            f"({len(too_long[0].encode())} bytes; at most {MAX_SEGMENT_BYTES}, so that its "
+            "stores and their temporary twins fit the file system's name limit)"
+        )
+    return name
+
+
+def _sanitize(name: str) -> str:
+    parts = [re.sub(r"[^A-Za-z0-9._-]+", "_", p).lstrip(".") or "_" for p in name.split("/")]
+    return "/".join(parts)
+
+
+def session_store(root: str | Path, name: str) -> Path:
+    """The store ``<root>/<name>.zarr`` of a session, guaranteed to lie inside ``root``."""
+    check_session_name(name)
+    root = Path(root).resolve()
+    path = (root / f"{name}.zarr").resolve()
+    if not path.is_relative_to(root):
+        raise DiscoveryError(f"session {name!r} would be written outside {root}")
+    return path
+
+
+def _fs(url: str) -> tuple[Any, str]:
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url)
+    return fs, root.rstrip("/")
+
+
+def _is_local(fs: Any) -> bool:
+    protocol = fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+    return protocol in ("file", "local")
+
+
+def _full(fs: Any, path: str) -> str:
+    """A path from ``fs`` as a string readers and fsspec accept (a URL unless local)."""
+    return path if _is_local(fs) else fs.unstrip_protocol(path)
+
+
+def _stem(relative: str) -> str:
+    path = PurePosixPath(relative)
+    name = path.name.split(".")[0] or path.name
+    return str(path.with_name(name))
+
+
+def _from_patterns(archive: ArchiveConfig) -> list[SessionSource]:
+    fs, root = _fs(archive.path)
+    if not fs.isdir(root):
+        raise DiscoveryError(f"{archive.path}: no such archive folder")
+    found: dict[str, str] = {}
+    for pattern in archive.patterns:
+        for match in fs.glob(f"{root}/{pattern}"):
+            match = match.rstrip("/")
+            relative = match[len(root) :].lstrip("/") if match.startswith(root) else ""
+            if not relative or ".." in relative.split("/"):
+                continue
+            found.setdefault(relative, match)
+    sessions: dict[str, SessionSource] = {}
+    for relative, match in sorted(found.items()):
+        stem = _stem(relative)
+        name = _sanitize(stem if archive.naming == "relative" else PurePosixPath(stem).name)
+        if name in sessions:
+            raise DiscoveryError(
+                f"{archive.path}: files {sessions[name].url} and {_full(fs, match)} both make "
+                f"session {name!r}; use naming: relative or a manifest"
+            )
+        sessions[name] = SessionSource(
+            name, _full(fs, match), archive.format, archive.fps, dict(archive.options)
+        )
+    return list(sessions.values())
+
+
+def read_manifest(path: str, archive: ArchiveConfig) -> list[SessionSource]:
+    """Read a session manifest (see the module docstring); files relative to the archive.
+
+    Raises
+    ------
+    DiscoveryError
+        Unreadable manifest, unknown keys, unsafe or repeated names; the message names
+        the manifest and the entry.
+    """
+    fs, root = _fs(archive.path)
+    location = path if "://" in path or path.startswith("/") else f"{root}/{path}"
+    try:
+        if _is_local(fs) and "://" not in location:
+            data = load_yaml(location)
+        else:
+            import fsspec
+
+            from pipeline.config.files import safe_load
+
+            with fsspec.open(_full(fs, location) if "://" not in location else location) as f:
+                data = safe_load(f.read().decode("utf-8"))
+    except Exception as exc:  # noqa: BLE001 - any unreadable manifest is one clear error
+        raise DiscoveryError(f"{location}: cannot read the session manifest ({exc})") from exc
+    entries = data.get("sessions") if isinstance(data, dict) else None
+    if not isinstance(entries, list) or set(data) != {"sessions"}:
+        raise DiscoveryError(f"{location}: a manifest is a mapping with one key, sessions: [...]")
+    sessions: dict[str, SessionSource] = {}
+    for i, entry in enumerate(entries):
+        where = f"{location}: sessions[{i}]"
+        if not isinstance(entry, dict):
+            raise DiscoveryError(f"{where}: expected a mapping with name and file")
+        unknown = sorted(set(entry) - set(_MANIFEST_KEYS))
+        if unknown or "name" not in entry or "file" not in entry:
+            raise DiscoveryError(
+                f"{where}: needs name and file; unknown keys {unknown}; "
+                f"valid keys: {', '.join(_MANIFEST_KEYS)}"
+            )
+        name = check_session_name(entry["name"], where)
+        if name in sessions:
+            raise DiscoveryError(f"{where}: session name {name!r} is repeated")
+        file = str(entry["file"])
+        if "://" in file or file.startswith("/"):
+            url = file
+        elif ".." in file.split("/"):
+            raise DiscoveryError(f"{where}: file {file!r} must stay inside the archive")
+        else:
+            url = _full(fs, f"{root}/{file}")
+        options = {**archive.options, **(entry.get("options") or {})}
+        sessions[name] = SessionSource(
+            name, url, entry.get("format", archive.format), entry.get("fps", archive.fps), options
+        )
+    return list(sessions.values())
+
+
+def discover_sessions(archive: ArchiveConfig) -> list[SessionSource]:
+    """The sessions of an archive, sorted by name.
+
+    Parameters
+    ----------
+    archive : ArchiveConfig
+        ``path`` plus ``patterns`` or ``manifest``.
+
+    Returns
+    -------
+    list of SessionSource
+
+    Raises
+    ------
+    DiscoveryError
+        No such folder, a bad manifest, or two files that would make the same session.
+    """
+    sessions = (
+        read_manifest(archive.manifest, archive) if archive.manifest else _from_patterns(archive)
+    )
+    return sorted(sessions, key=lambda s: s.name)

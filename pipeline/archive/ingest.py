@@ -1,0 +1,189 @@
+"""Ingest one raw session file into a tracks store, skipping it when nothing changed.
+
+:func:`ingest_session` reads a session's raw file with the reader registry
+(:func:`pipeline.tracks.read_tracks`) and writes it with
+:func:`pipeline.store.write_tracks` (atomically: a failed read or write leaves any
+previous store untouched). The store records an ``ingest_fingerprint``: the sha256 of the
+raw file's bytes, the reader, its options, the fallback fps, the chunking and kinefit's
+version. A store whose fingerprint matches is current and is not rewritten.
+
+Remote files (fsspec URLs) are copied to a local cache first, because the readers work on
+local files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.archive.discover import SessionSource
+from pipeline.provenance.fingerprint import kinefit_version, store_signature
+from pipeline.store import write_tracks
+from pipeline.store.fit import store_attrs
+from pipeline.tracks import read_tracks
+
+__all__ = ["IngestReport", "ingest_fingerprint", "ingest_session", "local_copy"]
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What :func:`ingest_session` did.
+
+    Attributes
+    ----------
+    session : str
+    out : Path
+        The tracks store.
+    skipped : bool
+        The store was current and was left alone.
+    n_frames, n_keypoints, n_individuals : int
+    fps : float
+    seconds : float
+        Wall time.
+    """
+
+    session: str
+    out: Path
+    skipped: bool
+    n_frames: int
+    n_keypoints: int
+    n_individuals: int
+    fps: float
+    seconds: float
+
+
+def local_copy(url: str, cache: str | Path | None = None) -> Path:
+    """A local path for ``url``: itself if local, else a cached copy (fsspec simplecache)."""
+    if "://" not in url or url.startswith("file://"):
+        return Path(url.removeprefix("file://"))
+    import fsspec
+
+    cache = cache or Path(tempfile.gettempdir()) / "kinefit-fsspec-cache"
+    fs, path = fsspec.core.url_to_fs(url)
+    if fs.isdir(path):
+        target = Path(cache) / hashlib.sha256(url.encode()).hexdigest()[:16] / Path(path).name
+        if not target.exists():
+            fs.get(path, str(target), recursive=True)
+        return target
+    return Path(fsspec.open_local(f"simplecache::{url}", simplecache={"cache_storage": str(cache)}))
+
+
+def _content_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        digest.update(str(file.relative_to(path) if path.is_dir() else "").encode())
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def ingest_fingerprint(
+    source: SessionSource, local: Path, chunk_frames: int, content: str | None = None
+) -> str:
+    """sha256 of the raw content and everything that shapes the tracks store.
+
+    ``content`` is the raw content's sha256 when already known (hashed otherwise).
+    """
+    recipe: dict[str, Any] = {
+        "content": content or _content_sha256(local),
+        "format": source.format,
+        "fps": source.fps,
+        "options": {k: str(v) for k, v in sorted(source.options.items())},
+        "chunk_frames": chunk_frames,
+        "session": source.name,
+        "kinefit": kinefit_version(),
+    }
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
+
+
+def ingest_session(
+    source: SessionSource,
+    out: str | Path,
+    chunk_frames: int = 4096,
+    *,
+    force: bool = False,
+) -> IngestReport:
+    """Read a session's raw file into the tracks store ``out`` unless it is current.
+
+    Parameters
+    ----------
+    source : SessionSource
+        The raw file and how to read it.
+    out : str or Path
+        Tracks store to write (``<tracks root>/<session>.zarr``).
+    chunk_frames : int
+        Frames per zarr chunk.
+    force : bool
+        Rewrite even if the store is current.
+
+    Returns
+    -------
+    IngestReport
+
+    Raises
+    ------
+    FileNotFoundError
+        The raw file does not exist.
+    FileExistsError
+        ``out`` exists and is not a tracks store.
+    pipeline.tracks.TracksError
+        The file is malformed (nothing is written, an existing store is kept).
+    """
+    t0 = time.perf_counter()
+    out = Path(out)
+    local = local_copy(source.url)
+    if not local.exists():
+        raise FileNotFoundError(f"{source.url}: no such session file (session {source.name!r})")
+    attrs = store_attrs(out)
+    # untouched since the last ingest: reuse its content hash instead of reading the file
+    signature = store_signature(local)  # size, inode, mtime, ctime of the raw file(s)
+    content = attrs.get("source_sha256") if attrs.get("source_signature") == signature else None
+    content = content or _content_sha256(local)
+    fingerprint = ingest_fingerprint(source, local, chunk_frames, content)
+    if out.exists() and attrs.get("ds_type") != "poses":
+        raise FileExistsError(
+            f"{out}: exists and is not a tracks store; refusing to replace it "
+            f"(session {source.name!r})"
+        )
+    if not force and attrs.get("ingest_fingerprint") == fingerprint:
+        return IngestReport(
+            source.name,
+            out,
+            True,
+            int(attrs.get("n_frames", 0)),
+            int(attrs.get("n_keypoints", 0)),
+            int(attrs.get("n_individuals", 0)),
+            float(attrs.get("fps") or 0.0),
+            time.perf_counter() - t0,
+        )
+    ds = read_tracks(local, format=source.format, fps=source.fps, **dict(source.options))
+    sizes = ds.sizes
+    ds.attrs.update(
+        session=source.name,
+        source_file=source.url,
+        ingest_fingerprint=fingerprint,
+        source_signature=signature,
+        source_sha256=content,
+        n_frames=sizes["time"],
+        n_keypoints=sizes["keypoint"],
+        n_individuals=sizes["individual"],
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_tracks(ds, out, chunk_frames=chunk_frames, overwrite=True)
+    return IngestReport(
+        source.name,
+        out,
+        False,
+        sizes["time"],
+        sizes["keypoint"],
+        sizes["individual"],
+        float(ds.attrs["fps"]),
+        time.perf_counter() - t0,
+    )

@@ -1,0 +1,8 @@
+"""Session fitting on dask: validate and plan (session), the chunk task, run and publish."""
+
+from pipeline.errors import FitError, SessionLockedError
+from pipeline.fit.chunk import ChunkTask, fit_chunk
+from pipeline.fit.run import FitReport
+from pipeline.fit.session import fit_session
+
+__all__ = ["ChunkTask", "FitError", "FitReport", "SessionLockedError", "fit_chunk", "fit_session"]

@@ -1,0 +1,118 @@
+"""One chunk task of a session fit: read its frames, solve them, write them (on a worker).
+
+:func:`fit_chunk` reads its frames straight from the tracks store, plus
+``overlap_frames`` frames before them to warm the solver up, solves every individual
+separately with :func:`pipeline.solve.solve_sequence`, keeps its own frames, and writes
+them with a region write aligned to the store's chunks (retried on transient I/O errors);
+the warm-up solve goes to the seam diagnostic. Only paths and small settings travel in the
+task, never arrays.
+
+``write`` is the function that stores a chunk's values (:func:`pipeline.store.chunks.
+write_chunk` by default); tests hand in a wrapper that fails on purpose to exercise the
+retry and resume paths.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.bodyplan import BodyPlan
+from pipeline.solve import SolverConfig, solve_sequence
+from pipeline.store.atomic import retry_io
+from pipeline.store.chunks import mark_done, write_chunk
+from pipeline.store.tracks import read_frames
+from pipeline.tracks.mapping import KeypointMapping
+from pipeline.tracks.schema import CONFIDENCE_DIMS, DIMS
+
+__all__ = ["ChunkTask", "fit_chunk"]
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    """Everything one chunk task needs: paths and small settings, no arrays."""
+
+    tracks: str
+    out: str
+    plan: BodyPlan
+    config: SolverConfig
+    mapping: KeypointMapping
+    k: int
+    start: int
+    stop: int
+    overlap_frames: int
+
+
+def _weights(confidence: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Confidence as weights: 1 where confidence is NaN but the keypoint is observed."""
+    observed = np.isfinite(targets).all(axis=-1)
+    weight = np.where(np.isnan(confidence), 1.0, np.clip(confidence, 0.0, None))
+    return np.where(observed, weight, 0.0)
+
+
+def fit_chunk(
+    task: ChunkTask, write: Callable[..., None] = write_chunk
+) -> tuple[int, tuple[float, float, float, float]]:
+    """Fit one time chunk and write it into the partial store (runs on a worker).
+
+    Parameters
+    ----------
+    task : ChunkTask
+    write : callable
+        ``write(path, k, (start, stop), values, seam)`` stores the chunk's values; retried
+        on transient ``OSError`` (:func:`pipeline.store.atomic.retry_io`).
+
+    Returns
+    -------
+    k : int
+        The chunk index.
+    seconds : tuple of 4 float
+        Read, solve, write and total seconds.
+    """
+    t0 = time.perf_counter()
+    lo = max(task.start - task.overlap_frames, 0)
+    position = read_frames(task.tracks, "position", DIMS, lo, task.stop)
+    confidence = read_frames(task.tracks, "confidence", CONFIDENCE_DIMS, lo, task.stop)
+    t1 = time.perf_counter()
+    keep = slice(task.start - lo, None)
+    per_individual, seams = [], []
+    for i in range(position.shape[-1]):
+        targets = task.mapping.gather(position[..., i], axis=2).transpose(0, 2, 1)
+        weights = _weights(task.mapping.gather(confidence[..., i], axis=1), targets)
+        result = solve_sequence(task.plan, targets, weights, task.config)
+        per_individual.append(result)
+        seam = np.full((max(task.overlap_frames, 1), task.plan.n_dofs), np.nan)
+        if task.start > lo:
+            seam[-(task.start - lo) :] = result.dof_values[: task.start - lo]
+        seams.append(seam)
+    t2 = time.perf_counter()
+
+    def stack(field: str, axis: int = 1) -> np.ndarray:
+        return np.stack([getattr(r, field)[keep] for r in per_individual], axis=axis)
+
+    values = {
+        "root_position": stack("root_position"),
+        "root_orientation": stack("root_orientation"),
+        "joint_rotation": stack("joint_rotation"),
+        "dof_value": stack("dof_values"),
+        "fitted_position": stack("fitted_positions", axis=-1).transpose(0, 2, 1, 3),
+        "residual": stack("residuals"),
+        "rms_error": stack("rms_error"),
+        "max_error": stack("max_error"),
+        "iterations": stack("iterations"),
+        "converged": stack("converged"),
+        "limit_active": stack("limit_active"),
+    }
+    seam = np.stack(seams, axis=1) if task.k > 0 and task.overlap_frames > 0 else None
+
+    def store(attempt: int) -> tuple[float, float, float, float]:
+        write(task.out, task.k, (task.start, task.stop), values, seam)
+        t3 = time.perf_counter()
+        seconds = (t1 - t0, t2 - t1, t3 - t2, t3 - t0)
+        mark_done(task.out, task.k, seconds)
+        return seconds
+
+    return task.k, retry_io(store, f"{task.out}: chunk {task.k}")

@@ -1,0 +1,202 @@
+"""Fit a whole session: the solver mapped over time chunks with dask, into a zarr store.
+
+:func:`fit_session` plans one task per time chunk of the output store. A task
+(:func:`fit_chunk`, run on a dask worker) reads its frames straight from the tracks store,
+plus ``overlap_frames`` frames before them to warm the solver up, solves every individual
+separately with :func:`pipeline.solve.solve_sequence`, keeps its own frames, and writes
+them with a region write aligned to the store's chunks; the warm-up solve goes to the
+seam diagnostic. Only paths and small settings travel in the graph, never arrays.
+
+The store is created up front (metadata only) under a temporary name beside ``out``
+(``.<name>.partial``); a chunk is done once its marker is set, so a rerun after a failure
+fits only the missing chunks. When every chunk is done the seams are summarized, the
+timings written, and the store renamed to ``out``. A complete store whose fingerprint
+matches is left alone unless ``force``; when the tracks store's files are untouched since
+that fit (:func:`pipeline.provenance.fingerprint.store_signature`), its recorded input digest
+is reused instead of reading the tracks again, so skipping costs milliseconds.
+
+Reliability: one run per session at a time (a lock file beside ``out``,
+:mod:`pipeline.store.lock`: a second run fails at once with
+:class:`~pipeline.errors.SessionLockedError`); a chunk write that fails with a
+transient ``OSError`` is retried (:func:`pipeline.store.atomic.retry_io`); failed chunks
+are recorded in the partial store's ``failed`` attr; the store is published only when
+every chunk's done marker is set; a folder that cannot be written (read-only, full) is one
+:class:`~pipeline.errors.FitError` naming it. ``chunk_task`` replaces the function run per
+chunk (tests wrap :func:`~pipeline.fit.chunk.fit_chunk` to fail on purpose).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from pipeline.bodyplan import BodyPlan, body_plan_sha256, load_body_plan
+from pipeline.errors import FitError, TracksError
+from pipeline.fit.chunk import ChunkTask, fit_chunk
+from pipeline.fit.run import FitReport, SessionJob, current_fit, fit_stores
+from pipeline.provenance import fingerprint as fp
+from pipeline.solve import SolverConfig
+from pipeline.store.fit import FitLayout, store_attrs
+from pipeline.store.lock import session_lock
+from pipeline.store.tracks import open_tracks
+from pipeline.tracks.mapping import map_keypoints
+from pipeline.tracks.scale import check_scale, reference_points
+
+DEFAULT_OVERLAP_FRAMES = 16
+__all__ = ["fit_session"]
+
+
+#: Bytes a file name may have (NAME_MAX of common filesystems), and the most that kinefit
+#: adds to the output's name for the files beside it (``.<name>.old-1234abcd``).
+NAME_MAX, NAME_EXTRA = 255, 14
+
+
+def _check_out(out: Path, tracks_path: str) -> None:
+    """Refuse to replace anything at ``out`` that is not a kinefit fit store."""
+    size = len(out.name.encode())
+    if size + NAME_EXTRA > NAME_MAX:
+        raise FitError(
+            f"{out}: the output name is too long ({size} bytes): the fit is built beside it "
+            f"as .{out.name[:20]}....partial and names may have {NAME_MAX} bytes; use a name "
+            f"of at most {NAME_MAX - NAME_EXTRA} bytes"
+        )
+    if out.resolve() == Path(tracks_path):
+        raise FitError(f"{out}: the output would overwrite the input tracks store")
+    if out.exists() and "fingerprint" not in store_attrs(out):
+        raise FitError(
+            f"{out}: exists and is not a kinefit fit store; refusing to replace it "
+            "(choose another --out or remove it)"
+        )
+
+
+def fit_session(
+    tracks: str | Path,
+    plan: BodyPlan | str | Path,
+    config: SolverConfig,
+    out: str | Path,
+    client: Any = None,
+    chunk_frames: int | None = None,
+    overlap_frames: int = DEFAULT_OVERLAP_FRAMES,
+    *,
+    force: bool = False,
+    keypoint_map: dict[str, str] | str | Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    check_units: bool = True,
+    chunk_task: Callable[[ChunkTask], Any] = fit_chunk,
+) -> FitReport:
+    """Fit every individual of a session; write the fit store ``out``.
+
+    Parameters
+    ----------
+    tracks : str or Path
+        Tracks zarr store (:func:`pipeline.store.write_tracks`); 3-D positions.
+    plan : BodyPlan, str or Path
+        Body plan or its JSON file.
+    config : SolverConfig
+    out : str or Path
+        Fit store to create.
+    client : distributed.Client, optional
+        Cluster to run the chunk tasks on; default: one after another in this process.
+    chunk_frames : int, optional
+        Frames per time chunk and per task; default the tracks store's time chunk.
+    overlap_frames : int
+        Frames before each chunk solved to warm it up (their disagreement with the
+        previous chunk is stored as ``seam_disagreement``).
+    force : bool
+        Refit even if ``out`` is current; start over instead of resuming.
+    keypoint_map : mapping, str or Path, optional
+        Track keypoint -> joint renames, or a YAML file of them.
+    progress : callable, optional
+        ``progress(done, total)`` after each finished chunk (and once at the start).
+    check_units : bool
+        Refuse tracks whose size is far from the body plan's (a length-unit mismatch,
+        :func:`pipeline.tracks.scale.check_scale`); False skips the check.
+    chunk_task : callable
+        Run once per chunk as ``chunk_task(ChunkTask)``: :func:`~pipeline.fit.chunk.
+        fit_chunk`, or a wrapper of it (it must be picklable for a cluster).
+
+    Returns
+    -------
+    FitReport
+
+    Raises
+    ------
+    TracksError
+        Malformed tracks, no keypoint maps to a joint, an all-NaN session, infinite
+        values, unreadable chunks, or tracks in another length unit than the plan;
+        nothing is written.
+    FitError
+        Some chunk tasks failed; the finished ones are kept for a rerun.
+    """
+    t0 = time.perf_counter()
+    tracks_path, out = str(Path(tracks).resolve()), Path(out)
+    ds = open_tracks(tracks_path)
+    if ds.sizes["space"] != 3:
+        raise TracksError(
+            f"{tracks_path}: space has {ds.sizes['space']} components; fit_session fits 3-D "
+            "tracks (x, y, z)"
+        )
+    _check_out(out, tracks_path)
+    plan = plan if isinstance(plan, BodyPlan) else load_body_plan(plan)
+    mapping = map_keypoints(
+        ds["keypoint"].values, plan.joint_names, keypoint_map, source=tracks_path
+    )
+    chunk_frames = int(ds["position"].chunks[0][0] if chunk_frames is None else chunk_frames)
+    if chunk_frames < 1 or overlap_frames < 0:
+        raise ValueError(
+            f"chunk_frames must be >= 1 and overlap_frames >= 0, got "
+            f"{chunk_frames} and {overlap_frames}"
+        )
+    layout = FitLayout(
+        time=np.asarray(ds["time"].values, dtype=np.float64),
+        individuals=tuple(ds["individual"].values.tolist()),
+        joints=plan.joint_names,
+        dofs=plan.dof_names,
+        chunk_frames=chunk_frames,
+        overlap_frames=overlap_frames,
+    )
+    signature = fp.store_signature(tracks_path)
+
+    def job(input_sha: str) -> SessionJob:
+        plan_sha, pairs = body_plan_sha256(plan), mapping.pairs()
+        return SessionJob(
+            out=out,
+            plan=plan,
+            config=config,
+            tracks_path=tracks_path,
+            tracks_attrs=dict(ds.attrs),
+            mapping=mapping,
+            layout=layout,
+            fingerprint=fp.fit_fingerprint(input_sha, plan_sha, config.to_dict(), pairs),
+            input_sha=input_sha,
+            signature=signature,
+            chunk_task=chunk_task,
+        )
+
+    current = store_attrs(out)
+    if not force and current.get("complete") and current.get("tracks_signature") == signature:
+        # the tracks' files are untouched since they were scanned: reuse their digest
+        quick = job(current.get("input_sha256", ""))
+        if current_fit(out, quick.fingerprint) is not None:
+            return quick.report(
+                t0, skipped=True, chunks_fitted=(), not_converged=current.get("not_converged")
+            )
+    mapped = [k for k in mapping.joint_keypoint if k >= 0]
+    joints = [j for j, k in enumerate(mapping.joint_keypoint) if k >= 0]
+    reference = reference_points(plan, joints) if check_units else None
+    scan = fp.scan_input(tracks_path, ds, mapped, client, reference)
+    check_scale(scan.scale, plan, source=tracks_path, unit=ds.attrs.get("unit"))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with session_lock(out):
+            return fit_stores(job(scan.digest), client, force, progress, t0)
+    except OSError as exc:
+        raise FitError(
+            f"{out}: cannot write the fit store in {out.parent}: {exc.strerror or exc}"
+            + (f" ({exc.filename})" if exc.filename else "")
+            + "; anything already stored there is unchanged"
+        ) from exc

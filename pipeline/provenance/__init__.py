@@ -1,0 +1,1 @@
+"""Provenance: hashing (canonical JSON, file and tree digests) and fit fingerprints."""

@@ -1,0 +1,39 @@
+"""notebooks/inspect_fit.ipynb executes top to bottom on a freshly made archive."""
+
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+NOTEBOOK = Path(__file__).resolve().parents[3] / "notebooks" / "inspect_fit.ipynb"
+
+
+def test_notebook_executes_on_a_fresh_archive(fits_root, tmp_path, monkeypatch):
+    # a kernel spec for this very interpreter (a fresh .venv has none that points at it)
+    spec = tmp_path / "jupyter" / "kernels" / "kinefit-test"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": "kinefit tests", "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("KINEFIT_FITS_ROOT", str(fits_root))
+    monkeypatch.setenv("MPLBACKEND", "agg")  # the notebook's %matplotlib inline overrides it
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    client = NotebookClient(
+        nb,
+        kernel_name="kinefit-test",
+        timeout=300,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    client.execute()  # raises CellExecutionError on the first failing cell
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert len(images) >= 3
+    html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
+    assert "median_rms" in html and "walk" in html  # the summary table was shown
+    text = "".join(o.get("text", "") for o in outputs)
+    assert "session 'walk'" in text  # the worst session was selected
+    assert list(tmp_path.iterdir()) == [tmp_path / "jupyter"]  # it wrote nothing
