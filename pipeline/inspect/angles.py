@@ -1,0 +1,175 @@
+"""A fit's angles as scientists read them: named, in degrees, grouped by joint, with limits.
+
+Two sources, the same result. A fit with ``joint_angle (time, individual, angle)`` (named
+anatomical angles, ``angle`` coords like ``knee_l/flexion``; the exports contract) shows
+those; any other fit shows its solver coordinates ``dof_value (time, individual, dof)``
+under their DOF names (``knee_l/0``), hinge and swing DOFs as angles, slide DOFs as
+lengths. ``dof_std`` (or ``joint_angle_std``), when the fit has it, gives each trajectory
+its standard deviation for an uncertainty band.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import xarray as xr
+
+from pipeline.bodyplan import BodyPlan
+from pipeline.inspect.validate import InspectError, body_plan_of, dof_kinds, length_unit
+
+__all__ = ["AngleSet", "angle_set"]
+
+_ANGULAR = ("hinge", "swing", "angle")
+
+
+@dataclass(frozen=True)
+class AngleSet:
+    """The angles of a fit, ready to plot.
+
+    Attributes
+    ----------
+    variable : str
+        ``"joint_angle"`` or ``"dof_value"``: where the values come from.
+    dim : str
+        The angle dim of that variable (``"angle"`` or ``"dof"``).
+    names : tuple of str
+        One per angle (``knee_l/flexion`` or ``knee_l/0``).
+    units : tuple of str
+        Display unit of each: ``deg`` for angles, the fit's length unit for slides.
+    scale : numpy.ndarray, shape (n_angles,)
+        Factor from stored values to display units (``180 / pi`` for angles in rad).
+    groups : dict
+        Joint name (the part before ``/``) -> indices into ``names``, in order.
+    limits : dict
+        Angle name -> ``(lower, upper)`` in display units (either may be infinite); a
+        ball joint's swing components get their cone half-angle. Absent: unbounded.
+    std_variable : str or None
+        The variable holding each value's standard deviation (same dims), if any.
+    """
+
+    variable: str
+    dim: str
+    names: tuple[str, ...]
+    units: tuple[str, ...]
+    scale: np.ndarray
+    groups: dict[str, list[int]]
+    limits: dict[str, tuple[float, float]]
+    std_variable: str | None
+
+    def label(self, index: int) -> str:
+        """``name (unit)`` of angle ``index``."""
+        return f"{self.names[index]} ({self.units[index]})"
+
+    def values(self, fit: xr.Dataset, individual: str) -> np.ndarray:
+        """``(time, angle)`` display-unit values of one individual (float64)."""
+        data = fit[self.variable].sel(individual=individual).transpose("time", self.dim)
+        return np.asarray(data.values, dtype=float) * self.scale
+
+    def std(self, fit: xr.Dataset, individual: str) -> np.ndarray | None:
+        """``(time, angle)`` standard deviations in display units, or None without them."""
+        if self.std_variable is None:
+            return None
+        data = fit[self.std_variable].sel(individual=individual).transpose("time", self.dim)
+        return np.asarray(data.values, dtype=float) * self.scale
+
+
+def _groups(names: list[str]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        out.setdefault(name.split("/")[0], []).append(i)
+    return out
+
+
+def _dof_limits(plan: BodyPlan | None, names: list[str], scale: np.ndarray) -> dict:
+    if plan is None:
+        return {}
+    out: dict[str, tuple[float, float]] = {}
+    index = 0
+    for joint in plan.joints:
+        swing = 0
+        for dof in joint.dofs:
+            name = plan.dof_names[index]
+            lo, hi = float(plan.lower[index]), float(plan.upper[index])
+            if dof.type == "swing" and joint.kind is not None and joint.kind.swing_limit:
+                half = float(joint.kind.swing_limit[min(swing, 1)])
+                lo, hi = -half, half
+                swing += 1
+            if name in names and (np.isfinite(lo) or np.isfinite(hi)):
+                k = names.index(name)
+                out[name] = (lo * scale[k], hi * scale[k])
+            index += 1
+    return out
+
+
+def angle_set(fit: xr.Dataset, plan: BodyPlan | None = None) -> AngleSet:
+    """The angles to show for a fit: ``joint_angle`` when present, else ``dof_value``.
+
+    Parameters
+    ----------
+    fit : xarray.Dataset
+        An opened fit.
+    plan : BodyPlan, optional
+        For DOF kinds and limits; default the fit's stored plan.
+
+    Returns
+    -------
+    AngleSet
+
+    Raises
+    ------
+    InspectError
+        The fit has neither ``joint_angle`` nor ``dof_value``.
+    """
+    if "joint_angle" in fit.data_vars:
+        da = fit["joint_angle"]
+        dim = next((d for d in da.dims if d not in ("time", "individual")), "angle")
+        names = [str(n) for n in da[dim].values]
+        unit = str(da.attrs.get("units") or "rad").lower()
+        in_deg = unit.startswith("deg")
+        scale = np.full(len(names), 1.0 if in_deg else 180 / np.pi)
+        limits = {}
+        for key in ("lower", "upper"):
+            if key in da.attrs:  # optional per-angle limits (stored units)
+                bounds = np.asarray(da.attrs[key], dtype=float) * scale
+                for n, b in zip(names, bounds, strict=True):
+                    lo, hi = limits.get(n, (-np.inf, np.inf))
+                    limits[n] = (b, hi) if key == "lower" else (lo, b)
+        std = "joint_angle_std" if "joint_angle_std" in fit.data_vars else None
+        return AngleSet(
+            "joint_angle",
+            dim,
+            tuple(names),
+            ("deg",) * len(names),
+            scale,
+            _groups(names),
+            limits,
+            std,
+        )
+    if "dof_value" not in fit.data_vars:
+        have = ", ".join(sorted(map(str, fit.data_vars))) or "none"
+        raise InspectError(
+            f"angles need 'joint_angle' or 'dof_value' (time, individual, ...); the dataset "
+            f"has: {have}"
+        )
+    plan = body_plan_of(fit, plan)
+    names = [str(n) for n in fit["dof"].values]
+    kinds = dof_kinds(fit, plan)
+    angular = np.array([k in _ANGULAR for k in kinds])
+    scale = np.where(angular, 180 / np.pi, 1.0)
+    length = length_unit(fit)
+    units = tuple(
+        "deg" if a else (length if k != "unknown" else "rad or length")
+        for a, k in zip(angular, kinds, strict=True)
+    )
+    std = "dof_std" if "dof_std" in fit.data_vars else None
+    return AngleSet(
+        "dof_value",
+        "dof",
+        tuple(names),
+        units,
+        scale,
+        _groups(names),
+        _dof_limits(plan, names, scale),
+        std,
+    )

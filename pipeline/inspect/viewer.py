@@ -1,0 +1,327 @@
+"""The interactive viewer: a session's fit played over time in a plotly figure.
+
+Left, a rotatable 3D scene: the fitted skeleton of each individual (coloured polylines
+through the joints), the observed keypoints (black crosses), keypoints missing at that
+frame (grey open circles), keypoints whose residual is large (red open circles) and joints
+with a DOF held at a limit (orange diamonds). Right, the joint's angle trajectories (a menu
+picks the joint; uncertainty bands when the fit has ``dof_std``; limits dashed) and the
+RMS error, each with a time cursor that follows the 3D frame. Play/pause at three speeds
+and a frame slider drive both. Long sessions are decimated (:func:`viewer_frames`); the
+rule is written under the figure.
+
+:func:`viewer_figure` builds the figure; :func:`view` is the notebook entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+import xarray as xr
+
+from pipeline.bodyplan import BodyPlan
+from pipeline.inspect.angles import AngleSet, angle_set
+from pipeline.inspect.archive import open_observed
+from pipeline.inspect.plots.common import COLORS, color
+from pipeline.inspect.validate import (
+    InspectError,
+    as_dataset,
+    body_plan_of,
+    length_unit,
+    pick_individuals,
+    time_unit,
+)
+from pipeline.inspect.viewer_data import (
+    MAX_VIEWER_FRAMES,
+    SessionFrames,
+    decimation_note,
+    skeleton_paths,
+    viewer_frames,
+)
+from pipeline.inspect.viewer_traces import angle_traces, error_traces, frame_traces
+
+__all__ = ["MAX_VIEWER_FRAMES", "SPEEDS", "view", "viewer_figure"]
+
+_NEEDS = {"fitted_position": ("time", "space", "keypoint", "individual")}
+#: Playback speeds offered (x real time); each frame is shown for step / fps / speed s.
+SPEEDS: tuple[float, ...] = (0.25, 1.0, 4.0)
+#: Shortest time a frame is shown (ms): browsers redraw a 3D scene at about 30-50 Hz.
+MIN_FRAME_MS = 20
+
+
+def _scene_ranges(frames: list[SessionFrames]) -> dict[str, list[float]]:
+    """Equal-length axis ranges holding every fitted joint of the kept frames."""
+    points = np.concatenate([f.fitted.reshape(-1, 3) for f in frames])
+    points = points[np.isfinite(points).all(axis=1)]
+    if not len(points):
+        return {a: [-1.0, 1.0] for a in "xyz"}
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    centre, half = (lo + hi) / 2, max(float((hi - lo).max()) / 2 * 1.15, 1e-9)
+    return {a: [float(centre[i] - half), float(centre[i] + half)] for i, a in enumerate("xyz")}
+
+
+def _camera_up(up_axis: str | None) -> dict[str, float]:
+    up = str(up_axis or "z").strip().lower()
+    sign = -1.0 if up.startswith("-") else 1.0
+    axis = up.lstrip("+-") if up.lstrip("+-") in ("x", "y", "z") else "z"
+    return {a: (sign if a == axis else 0.0) for a in "xyz"}
+
+
+def _play_buttons(durations: dict[float, int]) -> dict:
+    buttons = [
+        {
+            "label": f"▶ {speed:g}×",
+            "method": "animate",
+            "args": [
+                None,
+                {
+                    "frame": {"duration": ms, "redraw": True},
+                    "fromcurrent": True,
+                    "transition": {"duration": 0},
+                    "mode": "immediate",
+                },
+            ],
+        }
+        for speed, ms in durations.items()
+    ]
+    buttons.append(
+        {
+            "label": "❚❚ pause",
+            "method": "animate",
+            "args": [
+                [None],
+                {"frame": {"duration": 0, "redraw": False}, "mode": "immediate"},
+            ],
+        }
+    )
+    return {
+        "type": "buttons",
+        "direction": "left",
+        "buttons": buttons,
+        "x": 0.0,
+        "y": 1.0,
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "pad": {"b": 4, "r": 4},
+        "showactive": False,
+        "name": "playback",
+    }
+
+
+def _joint_menu(
+    angles: AngleSet, groups: dict[str, list[int]], n_fixed: int, shown: str, joints: list[str]
+) -> dict:
+    """The menu picking the joint whose angles the panel shows (trace visibility)."""
+    buttons = []
+    for name in groups:
+        visible = [True] * n_fixed + [g == name for g in joints]
+        units = " / ".join(sorted({angles.units[i] for i in angles.groups[name]}))
+        buttons.append(
+            {
+                "label": name,
+                "method": "update",
+                "args": [{"visible": visible}, {"yaxis.title.text": units}],
+            }
+        )
+    return {
+        "type": "dropdown",
+        "buttons": buttons,
+        "active": list(groups).index(shown),
+        "x": 0.6,
+        "y": 1.02,
+        "xanchor": "left",
+        "yanchor": "bottom",
+        "name": "joint",
+    }
+
+
+def viewer_figure(
+    fit: xr.Dataset,
+    observed: xr.DataArray | None = None,
+    *,
+    individual: str | Sequence[str] | None = None,
+    max_frames: int = MAX_VIEWER_FRAMES,
+    keep_frames: Sequence[int] = (),
+    plan: BodyPlan | None = None,
+    joint: str | None = None,
+    residual_threshold: float | None = None,
+    height: int = 720,
+) -> go.Figure:
+    """The interactive viewer of one session (see the module docstring).
+
+    Parameters
+    ----------
+    fit : xarray.Dataset
+        Needs ``fitted_position (time, space, keypoint, individual)``; ``residual``,
+        ``rms_error``, ``limit_active``, ``dof_value`` or ``joint_angle`` and ``dof_std``
+        are shown when present.
+    observed : xarray.DataArray, optional
+        Observed ``position (time, space, keypoint, individual)`` with the fit's keypoint
+        names (:func:`pipeline.inspect.open_observed`); without it no crosses are drawn.
+    individual : str or sequence of str, optional
+        Individuals drawn (default all, one colour each).
+    max_frames : int
+        Regular frames kept: every ``ceil(frames / max_frames)``-th frame.
+    keep_frames : sequence of int
+        Frames always kept (the report passes its worst frames, so links land on them).
+    plan : BodyPlan, optional
+        Skeleton edges, DOF kinds and limits; default the fit's stored plan.
+    joint : str, optional
+        The joint whose angles are shown first (default the first with DOFs).
+    residual_threshold : float, optional
+        Residuals above it (length units) are flagged; default
+        :func:`~pipeline.inspect.viewer_data.large_residual_threshold`.
+    height : int
+        Figure height (px).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        Frames named by frame index (``str(k)``); trace ``meta`` says what each trace is
+        (``{"kinefit": "skeleton", "individual": ..., "joints": [...]}`` and so on).
+
+    Raises
+    ------
+    InspectError
+        ``fitted_position`` is missing, or an unknown individual or joint.
+    """
+    ds = as_dataset(fit, _NEEDS, "viewer_figure")
+    individuals = pick_individuals(ds, individual)
+    plan = body_plan_of(ds, plan)
+    names = [str(k) for k in ds["keypoint"].values]
+    paths = skeleton_paths(plan, names)
+    kept, step = viewer_frames(ds.sizes["time"], max_frames, keep_frames)
+    per = [
+        SessionFrames.load(ds, ind, kept, observed, plan, residual_threshold) for ind in individuals
+    ]
+    unit, t_unit = length_unit(ds), time_unit(ds)
+    traces, frame_data = [], [[] for _ in kept]
+    for i, (ind, frames) in enumerate(zip(individuals, per, strict=True)):
+        base, per_frame = frame_traces(frames, paths, names, ind, color(i), unit)
+        traces += base
+        for f, data in enumerate(per_frame):
+            frame_data[f] += data
+    angles = angle_set(ds, plan)
+    groups = {g: m for g, m in angles.groups.items() if m}
+    shown = joint if joint is not None else next(iter(groups), None)
+    if shown is not None and shown not in groups:
+        raise InspectError(f"no joint {shown!r} with angles; joints: {', '.join(groups)}")
+    t = np.asarray(ds["time"].values, dtype=float)
+    cursor_a, cursor_e, err = error_traces(ds, individuals, kept, t, unit)
+    fixed = traces + [cursor_a, cursor_e, *err]
+    n_dynamic = len(traces)
+    atraces, joints = angle_traces(ds, angles, groups, individuals, shown)
+    fig = go.Figure(data=fixed + atraces)
+    for f, k in enumerate(kept):
+        tk = float(t[k])
+        frame_data[f] += [{"x": [tk, tk]}, {"x": [tk, tk]}]
+    frame_traces_index = list(range(n_dynamic + 2))
+    fig.frames = [
+        go.Frame(name=str(int(k)), data=data, traces=frame_traces_index)
+        for k, data in zip(kept, frame_data, strict=True)
+    ]
+    fps = float(ds.attrs.get("fps") or 0) or None
+    frame_s = step / fps if fps else 0.04
+    durations = {s: max(MIN_FRAME_MS, round(1000 * frame_s / s)) for s in SPEEDS}
+    steps = [
+        {
+            "method": "animate",
+            "label": f"{float(t[k]):.3g}",
+            "args": [
+                [str(int(k))],
+                {"mode": "immediate", "frame": {"duration": 0, "redraw": True}},
+            ],
+        }
+        for k in kept
+    ]
+    session = ds.attrs.get("session") or ""
+    note = decimation_note(ds.sizes["time"], step, len(kept), fps)
+    fig.update_layout(
+        height=height,
+        margin={"l": 10, "r": 10, "t": 110, "b": 40},
+        template="none",
+        colorway=list(COLORS),
+        title={
+            "text": f"{session}: fitted skeleton and observed keypoints",
+            "subtitle": {"text": note, "font": {"size": 11, "color": "#555"}},
+            "x": 0.01,
+            "y": 0.98,
+            "yanchor": "top",
+        },
+        legend={
+            "orientation": "h",
+            "x": 0.0,
+            "y": -0.2,
+            "yanchor": "top",
+            "font": {"size": 11},
+        },
+        uirevision="viewer",
+        scene={
+            "domain": {"x": [0.0, 0.52], "y": [0.08, 1.0]},
+            "aspectmode": "cube",
+            "camera": {"up": _camera_up(ds.attrs.get("up_axis"))},
+            **{
+                f"{a}axis": {"range": r, "title": {"text": f"{a} ({unit})"}, "autorange": False}
+                for a, r in _scene_ranges(per).items()
+            },
+        },
+        xaxis={"domain": [0.6, 1.0], "anchor": "y", "matches": "x2", "showticklabels": False},
+        yaxis={"domain": [0.45, 1.0], "title": {"text": _units(angles, groups, shown)}},
+        xaxis2={"domain": [0.6, 1.0], "anchor": "y2", "title": {"text": f"time ({t_unit})"}},
+        yaxis2={"domain": [0.0, 0.35], "title": {"text": f"RMS error ({unit})"}},
+        yaxis3={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
+        yaxis4={"overlaying": "y2", "range": [0, 1], "visible": False, "fixedrange": True},
+        sliders=[
+            {
+                "active": 0,
+                "steps": steps,
+                "x": 0.0,
+                "len": 0.52,
+                "y": 0.06,
+                "yanchor": "top",
+                "currentvalue": {"prefix": "t = ", "suffix": f" {t_unit}", "font": {"size": 12}},
+                "pad": {"t": 30},
+                "name": "frame",
+            }
+        ],
+        updatemenus=[_play_buttons(durations)]
+        + ([_joint_menu(angles, groups, len(fixed), shown, joints)] if groups else []),
+        meta={"kinefit_viewer": {"frames": kept.tolist(), "step": step, "note": note}},
+    )
+    return fig
+
+
+def _units(angles: AngleSet, groups: dict[str, list[int]], shown: str | None) -> str:
+    if shown is None:
+        return ""
+    return " / ".join(sorted({angles.units[i] for i in groups[shown]}))
+
+
+def view(
+    fit: xr.Dataset,
+    observed: xr.DataArray | None | str = "auto",
+    **options,
+) -> go.Figure:
+    """Show a fit in the interactive viewer (a notebook cell displays the returned figure).
+
+    Parameters
+    ----------
+    fit : xarray.Dataset
+        An opened fit store (:func:`pipeline.inspect.open_fit`).
+    observed : xarray.DataArray, None or "auto"
+        Observed keypoints; ``"auto"`` opens the fit's tracks store when it is still
+        there (and shows the fit alone otherwise).
+    **options
+        Passed to :func:`viewer_figure` (``individual``, ``max_frames``, ``joint``, ...).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    if isinstance(observed, str):
+        try:
+            observed = open_observed(fit)
+        except (FileNotFoundError, ValueError, OSError):
+            observed = None
+    return viewer_figure(fit, observed, **options)

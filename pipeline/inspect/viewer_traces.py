@@ -1,0 +1,273 @@
+"""The viewer's traces: 3D skeleton and markers per frame, angle and error panels.
+
+Traces are plain dicts in plotly's figure schema; 3D coordinates are float32 numpy arrays
+(plotly writes them as base64 typed arrays, a quarter of the size of JSON numbers).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from pipeline.inspect.angles import AngleSet
+from pipeline.inspect.plots.common import MAX_TIME_POINTS, bin_time, color
+from pipeline.inspect.viewer_data import SessionFrames
+
+__all__ = ["angle_traces", "error_traces", "frame_traces"]
+
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
+_MARKERS = {
+    "missing": {"symbol": "circle-open", "size": 7, "color": "#888888", "line": {"width": 2}},
+    "large": {"symbol": "circle-open", "size": 11, "color": "#d62728", "line": {"width": 3}},
+    "limit": {"symbol": "diamond", "size": 5, "color": "#ff7f0e"},
+}
+
+
+def _xyz(points: np.ndarray) -> dict[str, np.ndarray]:
+    points = np.asarray(points, dtype=np.float32).reshape(-1, 3)
+    return {"x": points[:, 0], "y": points[:, 1], "z": points[:, 2]}
+
+
+def _skeleton(fitted: np.ndarray, paths: np.ndarray) -> np.ndarray:
+    """``(P, 3)`` polyline points of one frame (NaN between polylines)."""
+    if not len(paths):
+        return fitted
+    out = fitted[np.maximum(paths, 0)].copy()
+    out[paths < 0] = np.nan
+    return out
+
+
+def frame_traces(
+    frames: SessionFrames,
+    paths: np.ndarray,
+    names: list[str],
+    individual: str,
+    tint: str,
+    unit: str,
+) -> tuple[list[dict], list[list[dict]]]:
+    """The 3D traces of one individual: their first-frame form, and each frame's update.
+
+    Returns
+    -------
+    base : list of dict
+        Skeleton, observed (when given), missing, large-residual and at-limit traces.
+    per_frame : list of list of dict
+        For each kept frame, the data of the same traces at that frame.
+    """
+    joints = [names[k] for k in paths] if len(paths) else list(names)
+    labels = [names[k] if k >= 0 else "" for k in paths] if len(paths) else list(names)
+    hover = "%{text}<br>%{x:.3g}, %{y:.3g}, %{z:.3g} " + unit + "<extra>" + individual + "</extra>"
+    base = [
+        {
+            "type": "scatter3d",
+            "mode": "lines+markers" if len(paths) else "markers",
+            "name": f"{individual} fitted",
+            "legendgroup": individual,
+            "line": {"color": tint, "width": 5},
+            "marker": {"color": tint, "size": 3},
+            "text": labels,
+            "hovertemplate": hover,
+            "meta": {"kinefit": "skeleton", "individual": individual, "joints": joints},
+        }
+    ]
+    kinds = ["observed"] if frames.observed is not None else []
+    kinds += ["missing", "large", "limit"]
+    titles = {
+        "observed": f"{individual} observed",
+        "missing": f"{individual} missing keypoint",
+        "large": f"{individual} residual > {frames.threshold:.3g} {unit}",
+        "limit": f"{individual} joint at a limit",
+    }
+    for kind in kinds:
+        marker = (
+            {"symbol": "x", "size": 3, "color": "#111111"}
+            if kind == "observed"
+            else dict(_MARKERS[kind])
+        )
+        base.append(
+            {
+                "type": "scatter3d",
+                "mode": "markers",
+                "name": titles[kind],
+                "legendgroup": individual,
+                "marker": marker,
+                "hovertemplate": hover,
+                "meta": {"kinefit": kind, "individual": individual},
+            }
+        )
+    per_frame = []
+    for f in range(len(frames.frames)):
+        fitted = frames.fitted[f]
+        data = [{"type": "scatter3d", **_xyz(_skeleton(fitted, paths))}]
+        masks = {"missing": frames.missing[f], "large": frames.large[f]}
+        masks["limit"] = frames.at_limit[f]
+        for kind in kinds:
+            if kind == "observed":
+                data.append({"type": "scatter3d", "text": names, **_xyz(frames.observed[f])})
+                continue
+            where = np.flatnonzero(masks[kind])
+            points = fitted[where]
+            if kind == "large" and frames.observed is not None:
+                seen = frames.observed[f][where]
+                points = np.where(np.isfinite(seen), seen, points)
+            data.append({"type": "scatter3d", "text": [names[k] for k in where], **_xyz(points)})
+        per_frame.append(data)
+    for trace, data in zip(base, per_frame[0] if per_frame else [], strict=False):
+        trace.update({k: v for k, v in data.items() if k != "type"})
+    return base, per_frame
+
+
+def error_traces(
+    ds: xr.Dataset, individuals: list[str], kept: np.ndarray, t: np.ndarray, unit: str
+) -> tuple[dict, dict, list[dict]]:
+    """The two time cursors (angle and error panels) and the RMS error lines.
+
+    The cursors sit on hidden overlay axes ranged 0-1, so they span their panel whatever
+    its data range; frames move their ``x``.
+    """
+    t0 = float(t[kept[0]]) if len(kept) else 0.0
+    cursor = {
+        "type": "scatter",
+        "mode": "lines",
+        "x": [t0, t0],
+        "y": [0, 1],
+        "line": {"color": "#222222", "width": 1.5},
+        "hoverinfo": "skip",
+        "showlegend": False,
+        "name": "time cursor",
+    }
+    cursor_a = {**cursor, "xaxis": "x", "yaxis": "y3", "meta": {"kinefit": "cursor"}}
+    cursor_e = {**cursor, "xaxis": "x2", "yaxis": "y4", "meta": {"kinefit": "cursor"}}
+    lines = []
+    if "rms_error" in ds.data_vars:
+        rms, _ = bin_time(ds["rms_error"].sel(individual=individuals), "max")
+        bt = np.asarray(bin_time(ds["time"], "min")[0].values, dtype=float)
+        values = np.asarray(rms.transpose("time", "individual").values, dtype=np.float32)
+        for i, ind in enumerate(individuals):
+            lines.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "x": bt,
+                    "y": values[:, i],
+                    "xaxis": "x2",
+                    "yaxis": "y2",
+                    "name": f"{ind} RMS error",
+                    "legendgroup": ind,
+                    "line": {"color": color(i), "width": 1},
+                    "hovertemplate": "%{y:.3g} " + unit + "<extra>" + ind + "</extra>",
+                    "meta": {"kinefit": "rms", "individual": ind},
+                }
+            )
+    return cursor_a, cursor_e, lines
+
+
+def angle_traces(
+    ds: xr.Dataset,
+    angles: AngleSet,
+    groups: dict[str, list[int]],
+    individuals: list[str],
+    shown: str | None,
+) -> tuple[list[dict], list[str]]:
+    """The angle panel's traces (lines, std bands, limits, at-limit ticks) and their joint.
+
+    Returns
+    -------
+    traces : list of dict
+        Only the ``shown`` joint's traces are visible; the joint menu switches.
+    joints : list of str
+        The joint of each trace, in order.
+    """
+    t = np.asarray(bin_time(ds["time"], "min")[0].values, dtype=float)
+    span = [float(t[0]), float(t[-1])] if len(t) else [0.0, 1.0]
+    values, stds, active = {}, {}, {}
+    for ind in individuals:
+        da = ds[angles.variable].sel(individual=ind).transpose("time", angles.dim)
+        values[ind] = np.asarray(bin_time(da, "mean", MAX_TIME_POINTS)[0].values) * angles.scale
+        if angles.std_variable:
+            sd = ds[angles.std_variable].sel(individual=ind).transpose("time", angles.dim)
+            stds[ind] = np.asarray(bin_time(sd, "max")[0].values) * angles.scale
+        if angles.variable == "dof_value" and "limit_active" in ds.data_vars:
+            la = ds["limit_active"].sel(individual=ind).transpose("time", "dof").astype(float)
+            active[ind] = np.asarray(bin_time(la, "max")[0].values) > 0
+    traces, joints = [], []
+    for group, members in groups.items():
+        for j, a in enumerate(members):
+            name, tint = angles.names[a], color(j)
+            for i, ind in enumerate(individuals):
+                y = values[ind][:, a]
+                label = name if len(individuals) == 1 else f"{name} ({ind})"
+                common = {"xaxis": "x", "yaxis": "y", "visible": group == shown}
+                if ind in stds:
+                    lo, hi = y - stds[ind][:, a], y + stds[ind][:, a]
+                    traces.append(
+                        {
+                            "type": "scatter",
+                            "x": np.r_[t, t[::-1]],
+                            "y": np.r_[hi, lo[::-1]],
+                            "fill": "toself",
+                            "fillcolor": tint,
+                            "opacity": 0.2,
+                            "line": {"width": 0},
+                            "hoverinfo": "skip",
+                            "showlegend": False,
+                            "meta": {"kinefit": "angle_std", "angle": name, "individual": ind},
+                            **common,
+                        }
+                    )
+                    joints.append(group)
+                traces.append(
+                    {
+                        "type": "scatter",
+                        "mode": "lines",
+                        "x": t,
+                        "y": y,
+                        "name": label + f" ({angles.units[a]})",
+                        "line": {"color": tint, "width": 1.5, "dash": _DASHES[i % len(_DASHES)]},
+                        "hovertemplate": "%{y:.3g} " + angles.units[a] + "<extra>" + label,
+                        "meta": {"kinefit": "angle", "angle": name, "individual": ind},
+                        **common,
+                    }
+                )
+                joints.append(group)
+                if ind in active and active[ind][:, a].any():
+                    hit = active[ind][:, a]
+                    traces.append(
+                        {
+                            "type": "scatter",
+                            "mode": "markers",
+                            "x": t[hit],
+                            "y": y[hit],
+                            "marker": {"symbol": "line-ns-open", "color": "#d62728", "size": 8},
+                            "name": "held at a limit",
+                            "showlegend": False,
+                            "hovertemplate": "held at a limit<extra>" + label + "</extra>",
+                            "meta": {"kinefit": "angle_limit", "angle": name, "individual": ind},
+                            **common,
+                        }
+                    )
+                    joints.append(group)
+            lo, hi = angles.limits.get(name, (-np.inf, np.inf))
+            xs, ys = [], []
+            for bound in (lo, hi):
+                if np.isfinite(bound):
+                    xs += [*span, None]
+                    ys += [bound, bound, None]
+            if xs:
+                traces.append(
+                    {
+                        "type": "scatter",
+                        "mode": "lines",
+                        "x": xs,
+                        "y": ys,
+                        "line": {"color": tint, "width": 1, "dash": "dash"},
+                        "hoverinfo": "skip",
+                        "showlegend": False,
+                        "xaxis": "x",
+                        "yaxis": "y",
+                        "visible": group == shown,
+                        "meta": {"kinefit": "angle_bounds", "angle": name},
+                    }
+                )
+                joints.append(group)
+    return traces, joints
