@@ -12,7 +12,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Camera", "Cameras", "Identity3D", "Mapper", "XYView", "as_mapper"]
+from pipeline.cameras.model import Camera as CalibratedCamera
+from pipeline.cameras.projection import pack, project, project_jacobian
+
+__all__ = [
+    "CalibratedCameras",
+    "Camera",
+    "Cameras",
+    "Identity3D",
+    "Mapper",
+    "XYView",
+    "as_mapper",
+]
 
 
 class Mapper:
@@ -142,6 +153,34 @@ class Cameras(Mapper):
         return (f * inv[..., None])[..., None] * rows
 
 
+class CalibratedCameras(Mapper):
+    """Calibrated cameras with lens distortion (:class:`pipeline.cameras.Camera`).
+
+    Projection and Jacobian are :mod:`pipeline.cameras.projection`'s (OpenCV's radtan and
+    fisheye models); points at or behind a camera give NaN pixels (dropped as missing)
+    and zero Jacobian rows.
+    """
+
+    dim = 2
+
+    def __init__(self, cameras: Sequence[CalibratedCamera]):
+        if not cameras:
+            raise ValueError("at least one camera is needed")
+        self.cameras = tuple(cameras)
+        self.n_views = len(self.cameras)
+        self._arrays = pack(self.cameras)
+
+    def project(self, positions: np.ndarray) -> np.ndarray:
+        """Pixels ``(S, C, J, 2)`` of world positions ``(S, J, 3)``."""
+        pix = project(self._arrays, positions[:, :, None, :])  # (S, J, C, 2)
+        return pix.transpose(0, 2, 1, 3).astype(positions.dtype, copy=False)
+
+    def jacobian(self, positions: np.ndarray) -> np.ndarray:
+        """``(S, C, J, 2, 3)`` exact derivative of :meth:`project`."""
+        _, jac = project_jacobian(self._arrays, positions[:, :, None, :])
+        return jac.transpose(0, 2, 1, 3, 4).astype(positions.dtype, copy=False)
+
+
 def as_mapper(mapper: Mapper | Camera | Sequence[Camera] | None) -> Mapper:
     """Normalize the ``mapper`` argument of the solver entry points."""
     if mapper is None:
@@ -152,7 +191,12 @@ def as_mapper(mapper: Mapper | Camera | Sequence[Camera] | None) -> Mapper:
         return Cameras([mapper])
     if isinstance(mapper, Sequence) and all(isinstance(c, Camera) for c in mapper):
         return Cameras(mapper)
+    if isinstance(mapper, CalibratedCamera):
+        return CalibratedCameras([mapper])
+    if isinstance(mapper, Sequence) and all(isinstance(c, CalibratedCamera) for c in mapper):
+        return CalibratedCameras(mapper)
     raise TypeError(
-        "mapper must be None (3D), XYView(), a Camera or a list of Cameras, "
+        "mapper must be None (3D), XYView(), a Camera or a list of Cameras (pinhole or "
+        "pipeline.cameras.Camera), "
         f"not {type(mapper).__name__}"
     )
