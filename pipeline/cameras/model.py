@@ -49,25 +49,16 @@ LENGTH_UNITS = ("m", "cm", "mm", "um", "km", "in", "ft", "unknown")
 """Valid values of :attr:`Camera.unit` (after :func:`normalize_unit`)."""
 
 _UNIT_ALIASES = {
-    "meter": "m",
-    "meters": "m",
-    "metre": "m",
-    "metres": "m",
-    "centimeter": "cm",
-    "centimeters": "cm",
-    "millimeter": "mm",
-    "millimeters": "mm",
-    "millimetre": "mm",
-    "millimetres": "mm",
-    "µm": "um",
-    "micrometer": "um",
-    "micrometers": "um",
-    "micron": "um",
-    "microns": "um",
-    "inch": "in",
-    "inches": "in",
-    "feet": "ft",
-    "foot": "ft",
+    alias: unit
+    for unit, aliases in {
+        "m": ("meter", "meters", "metre", "metres"),
+        "cm": ("centimeter", "centimeters", "centimetre", "centimetres"),
+        "mm": ("millimeter", "millimeters", "millimetre", "millimetres"),
+        "um": ("µm", "micrometer", "micrometers", "micron", "microns"),
+        "in": ("inch", "inches"),
+        "ft": ("foot", "feet"),
+    }.items()
+    for alias in aliases
 }
 
 _N_COEFFICIENTS = {"none": (0,), "radtan": (4, 5), "fisheye": (4,)}

@@ -48,8 +48,9 @@ Pixels and the chain rule::
 
 Inverse distortion (:func:`undistort`): radtan by Newton's method on ``(x, y)`` with the
 2x2 Jacobian above (quadratic convergence; OpenCV's ``undistortPoints`` iterates a fixed
-point instead); fisheye by Newton's method on the scalar ``thd(th) = |(xd, yd)|``, then
-``r = tan(th)`` and ``(x, y) = (xd, yd) * r / thd``.
+point instead), NaN where it does not reach the pixel to 1e-9 or lands past the fold of
+the lens polynomial (``det J <= 0``); fisheye by Newton's method on the scalar
+``thd(th) = |(xd, yd)|``, then ``r = tan(th)`` and ``(x, y) = (xd, yd) * r / thd``.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ MODEL_CODES = {"none": 0, "radtan": 1, "fisheye": 2}
 """Integer code of each distortion model in :attr:`CameraArrays.model`."""
 
 _FISHEYE_EPS = 1e-8  # OpenCV's fisheye threshold on r below which s = 1
+_UNDISTORT_TOLERANCE = 1e-9  # normalized units (about 1e-6 px): beyond it, no inverse
 
 
 class CameraArrays(NamedTuple):
@@ -254,7 +256,12 @@ def _undistort_radtan(xyd: np.ndarray, coef: np.ndarray, iterations: int) -> np.
         det = np.where(ok, det, 1.0)
         x = x - np.where(ok, (d * ex - b * ey) / det, 0.0)
         y = y - np.where(ok, (a * ey - c * ex) / det, 0.0)
-    return np.stack([x, y], axis=-1)
+    xd, yd, (a, b, c, d) = _radtan(x, y, coef, True)
+    off = np.hypot(xd - xyd[..., 0], yd - xyd[..., 1])
+    # a root past the fold of the lens polynomial (the map not orientation-preserving
+    # there) is not the point the lens imaged
+    ok = (off <= _UNDISTORT_TOLERANCE) & (a * d - b * c > 0) & (a > 0) & (d > 0)
+    return np.where(ok[..., None], np.stack([x, y], axis=-1), np.nan)
 
 
 def _undistort_fisheye(xyd: np.ndarray, coef: np.ndarray, iterations: int) -> np.ndarray:
@@ -288,7 +295,8 @@ def undistort(cams: CameraArrays, pixels: np.ndarray, iterations: int = 20) -> n
     -------
     (..., C, 2) array
         Normalized coordinates; ``distort`` of them gives the observations back. NaN where
-        missing, and for fisheye pixels beyond the lens's 90 degree ray.
+        missing, where Newton's method does not reach the pixel (radtan: beyond where the
+        lens polynomial folds back), and for fisheye pixels beyond the 90 degree ray.
     """
     pix = np.asarray(pixels, dtype=np.float64)
     xyd = (pix - cams.center) / cams.focal

@@ -123,3 +123,16 @@ def test_undistort_keeps_missing_pixels_missing():
     pix = np.array([[[np.nan, np.nan], [640.0, 512.0]]])
     out = undistort(arrays, pix)
     assert np.isnan(out[0, 0]).all() and np.isfinite(out[0, 1]).all()
+
+
+def test_undistort_gives_nan_where_the_lens_polynomial_has_no_inverse():
+    # k1 < 0 alone: xd = x (1 + k1 r^2) peaks at r = 1/sqrt(-3 k1); farther pixels have no
+    # undistorted point at all
+    cam = ring(1, fisheye=())[0].replace(coefficients=(-0.3, 0.0, 0.0, 0.0, 0.0))
+    arrays = pack([cam])
+    peak = (1 / np.sqrt(0.9)) * (1 - 0.3 / 0.9)  # largest reachable xd
+    pix = np.array(
+        [[[cam.cx + 0.9 * peak * cam.fx, cam.cy]], [[cam.cx + 1.2 * peak * cam.fx, cam.cy]]]
+    )
+    out = undistort(arrays, pix)
+    assert np.isfinite(out[0]).all() and np.isnan(out[1]).all()
