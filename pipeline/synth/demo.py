@@ -4,7 +4,10 @@
 motion, so the fit can be judged) and writes them the way a lab's archive looks: movement
 netCDF files (which record their frame rate) and one long-layout CSV (which does not; the
 run config's ``archive.fps`` fills in). The sessions differ in what makes fitting hard:
-clean, noisy, dropouts, outliers, and two individuals at once.
+clean, noisy, dropouts, outliers, and two individuals at once. Each session's known
+answer (:attr:`pipeline.synth.SynthSession.truth`) goes beside it as ``truth/<name>.nc``,
+where the report finds it (:func:`pipeline.inspect.truth.open_truth`) to show the fit's
+error against the truth; the archive's patterns (``*.nc``) do not reach into ``truth/``.
 """
 
 from __future__ import annotations
@@ -97,6 +100,12 @@ def write_demo_archive(
         path = folder / f"{name}{suffix}"
         session = synthesize(plan, replace(base, **changes), rng, session=name)
         paths.append(path)
+        truth = folder / "truth" / f"{name}.nc"
+        if not truth.exists():
+            truth.parent.mkdir(exist_ok=True)
+            tmp = truth.with_name(f".{truth.name}.tmp")
+            session.truth.assign_attrs(session=name).to_netcdf(tmp)
+            tmp.replace(truth)
         if path.exists():
             continue
         tmp = path.with_name(f".{path.name}.tmp")
