@@ -167,11 +167,14 @@ def _fisheye(x, y, c, need_jac: bool):
     return xd, yd, (s + g * x * x, off, off, s + g * y * y)
 
 
-def _broadcast_params(cams: CameraArrays, shape: tuple[int, ...]):
-    """Coefficients ``(..., C, 5)`` and fisheye mask ``(..., C)`` for inputs of ``shape``."""
-    coef = np.broadcast_to(cams.coef, (*shape, 5))
-    fish = np.broadcast_to(cams.model == MODEL_CODES["fisheye"], shape)
-    return coef, fish
+def _groups(cams: CameraArrays):
+    """``(kernel, camera indices or slice(None))`` for each lens family in the batch."""
+    fish = cams.model == MODEL_CODES["fisheye"]
+    if not fish.any():
+        return [(_radtan, slice(None))]
+    if fish.all():
+        return [(_fisheye, slice(None))]
+    return [(_radtan, np.flatnonzero(~fish)), (_fisheye, np.flatnonzero(fish))]
 
 
 def distort(cams: CameraArrays, xy: np.ndarray, need_jac: bool = False):
@@ -191,18 +194,18 @@ def distort(cams: CameraArrays, xy: np.ndarray, need_jac: bool = False):
     jac : (..., C, 2, 2) array or None
     """
     xy = np.asarray(xy, dtype=np.float64)
-    x, y = xy[..., 0], xy[..., 1]
-    coef, fish = _broadcast_params(cams, x.shape)
-    xd, yd, jac = _radtan(x, y, np.where(fish[..., None], 0.0, coef), need_jac)
-    if np.any(fish):
-        fxd, fyd, fjac = _fisheye(x, y, coef, need_jac)
-        xd, yd = np.where(fish, fxd, xd), np.where(fish, fyd, yd)
+    n = cams.model.shape[0]
+    xy = np.broadcast_to(xy, (*xy.shape[:-2], n, 2))
+    out = np.empty(xy.shape)
+    jac = np.empty((*xy.shape, 2)) if need_jac else None
+    for kernel, idx in _groups(cams):
+        part = xy[..., idx, :]
+        xd, yd, j = kernel(part[..., 0], part[..., 1], cams.coef[idx], need_jac)
+        out[..., idx, 0], out[..., idx, 1] = xd, yd
         if need_jac:
-            jac = tuple(np.where(fish, f, r) for f, r in zip(fjac, jac, strict=True))
-    out = np.stack([xd, yd], axis=-1)
-    if not need_jac:
-        return out, None
-    return out, np.stack(jac, axis=-1).reshape(*x.shape, 2, 2)
+            jac[..., idx, 0, 0], jac[..., idx, 0, 1] = j[0], j[1]
+            jac[..., idx, 1, 0], jac[..., idx, 1, 1] = j[2], j[3]
+    return out, jac
 
 
 def project(cams: CameraArrays, points: np.ndarray) -> np.ndarray:
@@ -254,8 +257,11 @@ def _undistort_radtan(xyd: np.ndarray, coef: np.ndarray, iterations: int) -> np.
         det = a * d - b * c
         ok = np.abs(det) > 1e-12
         det = np.where(ok, det, 1.0)
-        x = x - np.where(ok, (d * ex - b * ey) / det, 0.0)
-        y = y - np.where(ok, (a * ey - c * ex) / det, 0.0)
+        step_x = np.where(ok, (d * ex - b * ey) / det, 0.0)
+        step_y = np.where(ok, (a * ey - c * ex) / det, 0.0)
+        x, y = x - step_x, y - step_y
+        if not np.any(np.abs(step_x) + np.abs(step_y) > 1e-15):  # NaN (missing) stays
+            break
     xd, yd, (a, b, c, d) = _radtan(x, y, coef, True)
     off = np.hypot(xd - xyd[..., 0], yd - xyd[..., 1])
     # a root past the fold of the lens polynomial (the map not orientation-preserving
@@ -272,7 +278,10 @@ def _undistort_fisheye(xyd: np.ndarray, coef: np.ndarray, iterations: int) -> np
         t2 = th * th
         f = th * (1.0 + t2 * (k1 + t2 * (k2 + t2 * (k3 + t2 * k4)))) - thd
         df = 1.0 + t2 * (3.0 * k1 + t2 * (5.0 * k2 + t2 * (7.0 * k3 + t2 * 9.0 * k4)))
-        th = th - f / np.where(df != 0, df, 1.0)
+        step = f / np.where(df != 0, df, 1.0)
+        th = th - step
+        if not np.any(np.abs(step) > 1e-15):
+            break
     tiny = thd <= _FISHEYE_EPS
     valid = tiny | ((th >= 0) & (th < np.pi / 2))
     scale = np.where(tiny, 1.0, np.tan(th) / np.where(tiny, 1.0, thd))
@@ -300,8 +309,8 @@ def undistort(cams: CameraArrays, pixels: np.ndarray, iterations: int = 20) -> n
     """
     pix = np.asarray(pixels, dtype=np.float64)
     xyd = (pix - cams.center) / cams.focal
-    coef, fish = _broadcast_params(cams, pix.shape[:-1])
-    out = _undistort_radtan(xyd, np.where(fish[..., None], 0.0, coef), iterations)
-    if np.any(fish):
-        out = np.where(fish[..., None], _undistort_fisheye(xyd, coef, iterations), out)
+    out = np.empty(xyd.shape)
+    for kernel, idx in _groups(cams):
+        inverse = _undistort_radtan if kernel is _radtan else _undistort_fisheye
+        out[..., idx, :] = inverse(xyd[..., idx, :], cams.coef[idx], iterations)
     return out

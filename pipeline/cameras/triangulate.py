@@ -8,7 +8,8 @@ and its ``3x4`` extrinsic matrix ``P = [R | t]``::
     w_c * (y * P[2] - P[1])
 
 and the point is the right singular vector of the smallest singular value of the stacked
-``(2C, 4)`` system, dehomogenized (as aniposelib's ``triangulate_simple``, with Pose2Sim's
+``(2C, 4)`` system ``A`` (the eigenvector of ``A.T @ A`` with the smallest eigenvalue),
+dehomogenized (as aniposelib's ``triangulate_simple``, with Pose2Sim's
 confidence-weighted rows). Views whose pixel is NaN or whose weight is 0 or NaN drop out;
 points seen by fewer than ``min_views`` views are NaN.
 """
@@ -79,8 +80,11 @@ def triangulate(
         axis=-2,
     )  # (..., C, 2, 4)
     a = (rows * w[..., None, None]).reshape(-1, 2 * n_cams, 4)
-    _, _, vh = np.linalg.svd(a)
-    h = vh[:, -1, :]
+    # the smallest eigenvector of A.T A is A's last right singular vector; eigh on the
+    # 4x4 normal matrix is twice as fast as the SVD and as accurate while the two smallest
+    # singular values are apart (any point seen from two distinct centres)
+    _, vecs = np.linalg.eigh(np.einsum("nki,nkj->nij", a, a))
+    h = vecs[:, :, 0]
     with np.errstate(divide="ignore", invalid="ignore"):
         points = h[:, :3] / h[:, 3:4]
     points = points.reshape(*lead, 3)
