@@ -282,8 +282,12 @@ def _undistort_fisheye(xyd: np.ndarray, coef: np.ndarray, iterations: int) -> np
         th = th - step
         if not np.any(np.abs(step) > 1e-15):
             break
+    t2 = th * th
+    f = th * (1.0 + t2 * (k1 + t2 * (k2 + t2 * (k3 + t2 * k4)))) - thd
+    df = 1.0 + t2 * (3.0 * k1 + t2 * (5.0 * k2 + t2 * (7.0 * k3 + t2 * 9.0 * k4)))
     tiny = thd <= _FISHEYE_EPS
-    valid = tiny | ((th >= 0) & (th < np.pi / 2))
+    reached = (np.abs(f) <= _UNDISTORT_TOLERANCE) & (df > 0)  # not past the fold
+    valid = tiny | (reached & (th >= 0) & (th < np.pi / 2))
     scale = np.where(tiny, 1.0, np.tan(th) / np.where(tiny, 1.0, thd))
     scale = np.where(valid, scale, np.nan)
     return xyd * scale[..., None]

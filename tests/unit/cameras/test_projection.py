@@ -136,3 +136,17 @@ def test_undistort_gives_nan_where_the_lens_polynomial_has_no_inverse():
     )
     out = undistort(arrays, pix)
     assert np.isfinite(out[0]).all() and np.isnan(out[1]).all()
+
+
+def test_fisheye_undistort_gives_nan_past_the_fold():
+    # k1 = -0.3: thd(th) = th (1 - 0.3 th^2) peaks at th = 1/sqrt(0.9) < pi/2
+    cam = ring(1, fisheye=(0,))[0].replace(coefficients=(-0.3, 0.0, 0.0, 0.0))
+    arrays = pack([cam])
+    peak = (1 / np.sqrt(0.9)) * (1 - 0.3 / 0.9)
+    pix = np.array(
+        [[[cam.cx + 0.9 * peak * cam.fx, cam.cy]], [[cam.cx + 1.2 * peak * cam.fx, cam.cy]]]
+    )
+    out = undistort(arrays, pix)
+    assert np.isfinite(out[0]).all() and np.isnan(out[1]).all()
+    back, _ = distort(arrays, out[:1])
+    assert np.allclose(back[0, 0, 0] * cam.fx + cam.cx, pix[0, 0, 0])
