@@ -8,7 +8,7 @@ YAML/JSON and write the Anipose layout; :func:`triangulate` (:mod:`.triangulate`
 linear DLT from several views.
 """
 
-from pipeline.cameras.files import read_calibration, write_calibration
+from pipeline.cameras.files import match_views, read_calibration, write_calibration
 from pipeline.cameras.model import DISTORTION_MODELS, LENGTH_UNITS, Camera
 from pipeline.cameras.projection import (
     CameraArrays,
@@ -26,6 +26,7 @@ __all__ = [
     "Camera",
     "CameraArrays",
     "distort",
+    "match_views",
     "pack",
     "project",
     "project_jacobian",

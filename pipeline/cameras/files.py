@@ -19,7 +19,13 @@ from pipeline.cameras.anipose import read_toml, write_json, write_toml
 from pipeline.cameras.model import Camera, camera_error
 from pipeline.cameras.opencv import read_opencv
 
-__all__ = ["READ_SUFFIXES", "WRITE_SUFFIXES", "read_calibration", "write_calibration"]
+__all__ = [
+    "READ_SUFFIXES",
+    "WRITE_SUFFIXES",
+    "match_views",
+    "read_calibration",
+    "write_calibration",
+]
 
 READ_SUFFIXES = (".toml", ".json", ".yml", ".yaml")
 WRITE_SUFFIXES = (".toml", ".json")
@@ -81,3 +87,43 @@ def write_calibration(
     raise camera_error(
         str(path), f"cannot write format {suffix!r}; valid: {', '.join(WRITE_SUFFIXES)}"
     )
+
+
+def match_views(
+    cameras: Sequence[Camera], views: Sequence[str], source: str = "<calibration>"
+) -> list[Camera]:
+    """The calibration's cameras in the order of ``views`` (matched by name).
+
+    Parameters
+    ----------
+    cameras : sequence of Camera
+        A calibration's cameras (any order).
+    views : sequence of str
+        View names, e.g. the ``--views camA=a.csv camB=b.csv`` keys.
+    source : str
+        The calibration file, for the error message.
+
+    Returns
+    -------
+    list of Camera
+        ``cameras`` reordered so that entry ``i`` is the camera of ``views[i]``; cameras
+        without a view are left out.
+
+    Raises
+    ------
+    CameraError
+        A view without a camera of that name (the message lists the calibration's names),
+        or a view named twice.
+    """
+    by_name = {cam.name: cam for cam in cameras}
+    dupes = sorted({v for v in views if list(views).count(v) > 1})
+    if dupes:
+        raise camera_error(source, f"views named more than once: {', '.join(dupes)}")
+    missing = [v for v in views if v not in by_name]
+    if missing:
+        raise camera_error(
+            source,
+            f"no camera named {', '.join(map(repr, missing))} for those views; the "
+            f"calibration's cameras: {', '.join(map(repr, by_name))}",
+        )
+    return [by_name[v] for v in views]

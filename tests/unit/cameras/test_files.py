@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from pipeline.cameras import pack, project, read_calibration, write_calibration
+from pipeline.cameras import match_views, pack, project, read_calibration, write_calibration
 from pipeline.cameras.rodrigues import rvec_to_matrix
 from pipeline.errors import CameraError
 from tests.unit.cameras.rig import ring
@@ -249,3 +249,17 @@ def test_unit_argument_contradicting_the_file(tmp_path):
         read_calibration(path, unit="m")
     with pytest.raises(CameraError, match=r"'furlong' is not a length unit"):
         read_calibration(_write(tmp_path, "c.toml", ANIPOSE_DUMP), unit="furlong")
+
+
+def test_match_views_orders_cameras_by_view_name(tmp_path):
+    cams = ring(4)
+    got = match_views(cams, ["camC", "camA"], "calibration.toml")
+    assert [c.name for c in got] == ["camC", "camA"]
+    with pytest.raises(
+        CameraError,
+        match=r"calibration.toml: no camera named 'top', 'camE' for those views; the "
+        r"calibration's cameras: 'camA', 'camB', 'camC', 'camD'",
+    ):
+        match_views(cams, ["camA", "top", "camE"], "calibration.toml")
+    with pytest.raises(CameraError, match="views named more than once: camA"):
+        match_views(cams, ["camA", "camA"])
