@@ -1,7 +1,8 @@
 """Edit body plans: remove a joint, rename, place several plans into one, re-root.
 
 Every edit returns a new :class:`~pipeline.bodyplan.BodyPlan` (plans are frozen) in the
-lowest format version that expresses it (version 2 only while a joint has a kind), and
+lowest format version that expresses it (version 2 only while a ball joint remains: other
+kinds become the equivalent ``dofs`` lists), and
 keeps the plan's ``x-`` extras, with the names an importer's ``engine_configuration``
 refers to renamed along.
 
@@ -40,6 +41,9 @@ __all__ = ["combine", "place", "remove_joint", "rename", "reroot"]
 
 
 def _plan(template: BodyPlan, joints: Sequence[Joint], **changes: Any) -> BodyPlan:
+    if not any(j.kind is not None and j.kind.kind == "ball" for j in joints):
+        # fixed, hinge, prismatic and universal kinds are plain dofs lists in version 1
+        joints = [dataclasses.replace(j, kind=None) if j.kind is not None else j for j in joints]
     version = 2 if any(j.kind is not None for j in joints) else 1
     fields = {"joints": tuple(joints), "version": version, **changes}
     return dataclasses.replace(template, **fields)

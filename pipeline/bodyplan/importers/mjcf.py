@@ -78,8 +78,14 @@ def load_mujoco_model(path: str | Path, file: str | None = None):
     mujoco = _mujoco()
     file = file or str(path)
     try:
-        spec = mujoco.MjSpec.from_file(str(path))
+        if Path(path).suffix.lower() == ".xml":
+            spec = mujoco.MjSpec.from_file(str(path))
+        else:  # MuJoCo picks its decoder by suffix; includes then resolve from the cwd
+            spec = mujoco.MjSpec.from_string(Path(path).read_text(encoding="utf-8"))
         spec.compiler.fusestatic = False
+        # kinematics needs no masses: let bodies without geoms compile
+        spec.compiler.boundmass = max(spec.compiler.boundmass, 1e-9)
+        spec.compiler.boundinertia = max(spec.compiler.boundinertia, 1e-12)
         return spec.compile()
     except Exception as exc:  # MuJoCo raises ValueError with its own message
         raise BodyPlanError(file, f"MuJoCo cannot compile the MJCF model: {exc}") from None
