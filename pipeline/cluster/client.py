@@ -4,6 +4,11 @@ Workers run one thread each with BLAS pinned to one thread (``OMP_NUM_THREADS`` 
 friends), so that solver tasks parallelize over processes and never oversubscribe cores.
 The same :func:`pipeline.fit.fit_session` runs on every kind of cluster.
 
+Batch clusters (SLURM/PBS) are watched (:mod:`pipeline.cluster.watch`): :func:`make_client`
+returns once a first worker is connected or raises the reason none will be, and
+:func:`run_tasks` replaces lost jobs while it waits for its tasks. :func:`close_client`
+cancels every job kinefit submitted, by id, before it closes anything else.
+
 Nothing happens at import: clusters start only in :func:`make_client` /
 :func:`make_cluster`, and dask-jobqueue and dask-kubernetes are imported only when asked
 for.
@@ -11,141 +16,37 @@ for.
 
 from __future__ import annotations
 
-import json
+import contextlib
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
+from pipeline.cluster.config import PRE_SPAWN_ENV, ClusterConfig
+from pipeline.cluster.jobqueue import jobqueue_cluster
+from pipeline.cluster.watch import JobWatch
 from pipeline.errors import ClusterError
 
-#: Environment pinning BLAS / OpenMP pools to one thread per worker process.
-BLAS_ENV: dict[str, str] = {
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "VECLIB_MAXIMUM_THREADS": "1",
-    "NUMEXPR_NUM_THREADS": "1",
-}
-#: glibc malloc settings for workers. distributed's default ``MALLOC_TRIM_THRESHOLD_=65536``
-#: (set to return memory to the OS) also fixes the mmap threshold at 128 KiB, so every large
-#: numpy temporary of the solver is mmapped and page-faulted anew: measured 1.8x slower
-#: solves. These values keep temporaries up to 32 MiB on the heap; a task's working set is
-#: bounded by its chunk, so worker memory stays flat.
-MALLOC_ENV: dict[str, str] = {
-    "MALLOC_TRIM_THRESHOLD_": str(128 * 2**20),
-    "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
-}
-#: Set before a worker process starts (dask's ``distributed.nanny.pre-spawn-environ``).
-PRE_SPAWN_ENV: dict[str, str] = {**BLAS_ENV, **MALLOC_ENV}
-MODES: tuple[str, ...] = ("local", "address", "slurm", "pbs", "kubernetes")
+_INTERRUPTED = threading.Event()
+_WATCHES: dict[str, JobWatch] = {}
+#: Seconds :func:`close_client` gives the client and the cluster to close.
+CLOSE_TIMEOUT_S = 10
 
 
-class ClusterConfig(BaseModel):
-    """Where the chunk tasks run.
-
-    Attributes
-    ----------
-    mode : {"local", "address", "slurm", "pbs", "kubernetes"}
-        ``local``: a LocalCluster of worker processes on this machine. ``address``: an
-        existing scheduler. ``slurm``/``pbs``: batch jobs through dask-jobqueue (extra
-        ``hpc``). ``kubernetes``: pods through dask-kubernetes (extra ``kubernetes``).
-    n_workers : int
-        Local worker processes; batch jobs (slurm/pbs); worker pods (kubernetes).
-    memory_limit : str or None
-        Local: memory per worker (``"2GiB"``, ``"auto"``) or None for no limit.
-    address : str or None
-        Scheduler address (``tcp://host:8786``); required by ``address`` mode only.
-    worker_env : dict
-        Extra environment variables for the workers (on top of :data:`BLAS_ENV`).
-    cores, memory, walltime, queue, account, interface, job_extra_directives
-        Batch jobs: cores and memory per job (one single-threaded worker per core),
-        wall time, queue/partition, account, network interface of the workers (set it
-        on real clusters) and extra ``#SBATCH``/``#PBS`` lines.
-    image, namespace
-        Kubernetes: worker image and namespace.
-    dashboard_address : str
-        Local: where the scheduler serves its dashboard and HTTP endpoints; the default
-        ``":0"`` picks a free port (``client.dashboard_link``), so clusters never clash.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    mode: Literal["local", "address", "slurm", "pbs", "kubernetes"] = "local"
-    n_workers: int = Field(2, ge=0)
-    memory_limit: str | None = "auto"
-    address: str | None = None
-    worker_env: dict[str, str] = Field(default_factory=dict)
-    cores: int = Field(1, ge=1)
-    memory: str = "2GiB"
-    walltime: str = "01:00:00"
-    queue: str | None = None
-    account: str | None = None
-    interface: str | None = None
-    job_extra_directives: tuple[str, ...] = ()
-    image: str = "ghcr.io/dask/dask:latest"
-    namespace: str | None = None
-    dashboard_address: str = ":0"
-
-    @model_validator(mode="after")
-    def _address_matches_mode(self) -> ClusterConfig:
-        if self.mode == "address" and not self.address:
-            raise ValueError("mode 'address' needs address (e.g. tcp://127.0.0.1:8786)")
-        if self.mode != "address" and self.address:
-            raise ValueError(f"address is only used by mode 'address', not {self.mode!r}")
-        return self
-
-    @classmethod
-    def from_yaml(cls, path: str | Path) -> ClusterConfig:
-        """Load and validate a cluster config from a YAML file (one clear error)."""
-        path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            raise ClusterError(f"{path}: invalid cluster config: {describe(exc)}") from exc
-        except (OSError, yaml.YAMLError) as exc:
-            raise ClusterError(f"{path}: cannot read the cluster config ({exc})") from exc
-
-    @property
-    def env(self) -> dict[str, str]:
-        """Worker environment: :data:`PRE_SPAWN_ENV` plus :attr:`worker_env`."""
-        return {**PRE_SPAWN_ENV, **{k: str(v) for k, v in self.worker_env.items()}}
+def interrupt() -> None:
+    """Make every running :func:`run_tasks` stop within a second (Ctrl-C, SIGTERM)."""
+    _INTERRUPTED.set()
 
 
-def describe(exc: ValidationError) -> str:
-    """One line per pydantic error (``field: message``), naming the valid fields."""
-    parts = [f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors()]
-    if any(e["type"] == "extra_forbidden" for e in exc.errors()):
-        parts.append(f"valid settings: {', '.join(ClusterConfig.model_fields)}")
-    return "; ".join(parts)
+def clear_interrupt() -> None:
+    """Undo :func:`interrupt` (a new run in the same process)."""
+    _INTERRUPTED.clear()
 
 
-def _jobqueue(config: ClusterConfig) -> Any:
-    try:
-        import dask_jobqueue
-    except ImportError as exc:
-        raise ClusterError(
-            f"mode {config.mode!r} needs dask-jobqueue: pip install 'kinefit[hpc]'"
-        ) from exc
-    cls = dask_jobqueue.SLURMCluster if config.mode == "slurm" else dask_jobqueue.PBSCluster
-    nanny = json.dumps(PRE_SPAWN_ENV)  # the nanny's own pre-spawn env would override exports
-    prologue = [f"export {k}={v}" for k, v in config.env.items()]
-    prologue.append(f"export DASK_DISTRIBUTED__NANNY__PRE_SPAWN_ENVIRON='{nanny}'")
-    return cls(
-        cores=config.cores,
-        processes=config.cores,
-        memory=config.memory,
-        walltime=config.walltime,
-        queue=config.queue,
-        account=config.account,
-        interface=config.interface,
-        job_extra_directives=list(config.job_extra_directives),
-        job_script_prologue=prologue,
-    )
+def watch_of(client: Any) -> JobWatch | None:
+    """The :class:`JobWatch` of the batch cluster a client is connected to, if any."""
+    address = getattr(getattr(client, "scheduler", None), "address", None)
+    return _WATCHES.get(address) if address else None
 
 
 def _kubernetes(config: ClusterConfig) -> Any:
@@ -194,52 +95,100 @@ def make_cluster(config: ClusterConfig) -> Any:
     """
     if config.mode == "local":
         return _local(config)
-    if config.mode in ("slurm", "pbs"):
-        return _jobqueue(config)
+    if config.batch:
+        return jobqueue_cluster(config)
     if config.mode == "kubernetes":
         return _kubernetes(config)
     raise ClusterError("mode 'address' connects to an existing scheduler; use make_client")
 
 
-def make_client(config: ClusterConfig) -> Any:
+def make_client(config: ClusterConfig, status: Callable[[str], None] | None = None) -> Any:
     """Return a ``distributed.Client`` for the config.
 
-    For ``local``, ``slurm``/``pbs`` (scaled to ``n_workers`` jobs) and ``kubernetes``
-    the client owns its cluster: :func:`close_client` closes both. ``address`` connects
-    to a running scheduler and leaves it running.
+    For ``local``, ``slurm``/``pbs`` (``n_workers`` jobs) and ``kubernetes`` the client
+    owns its cluster: :func:`close_client` closes both. ``address`` connects to a running
+    scheduler and leaves it running. A batch client is returned once a worker connected.
+
+    Parameters
+    ----------
+    config : ClusterConfig
+    status : callable, optional
+        ``status(text)`` while waiting for batch jobs (``waiting for 2 SLURM job(s): job
+        12 PD (Resources)``).
+
+    Raises
+    ------
+    ClusterError
+        The batch jobs were refused, ended before a worker started, or no worker started
+        within ``startup_timeout`` seconds; every submitted job is cancelled first.
     """
     from distributed import Client
 
     if config.mode == "address":
         return Client(config.address)
+    if config.batch and config.n_workers < 1:
+        raise ClusterError(
+            f"cluster.n_workers is the number of {config.mode.upper()} jobs; 0 jobs would "
+            "leave the tasks without workers (use mode: local, n_workers: 0 to fit here)"
+        )
     cluster = make_cluster(config)
+    client = None
     try:
-        if config.mode in ("slurm", "pbs") and config.n_workers:
+        if config.batch:
+            watch = JobWatch(cluster, config.n_workers, config.startup_timeout)
             cluster.scale(jobs=config.n_workers)
         client = Client(cluster)
+        client._kinefit_owned_cluster = cluster  # closed by close_client
+        if config.batch:
+            _WATCHES[client.scheduler.address] = watch
+            watch.wait_for_workers(status)
     except BaseException:
-        cluster.close()
+        _close(client, cluster)
         raise
-    client._kinefit_owned_cluster = cluster  # closed by close_client
     return client
 
 
-def close_client(client: Any) -> None:
-    """Close a client from :func:`make_client`, and the cluster it owns."""
-    cluster = getattr(client, "_kinefit_owned_cluster", None)
-    client.close()
+def _close(client: Any, cluster: Any) -> None:
+    ledger = getattr(cluster, "ledger", None)
+    if ledger is not None:
+        ledger.cancel()  # by id, queued jobs too, before anything else can hang
+    if client is not None:
+        _WATCHES.pop(getattr(client.scheduler, "address", ""), None)
+        with contextlib.suppress(Exception):  # a scheduler already gone
+            client.close(timeout=CLOSE_TIMEOUT_S)
     if cluster is not None:
-        cluster.close()
+        if ledger is not None:
+            with contextlib.suppress(Exception):
+                cluster.close(timeout=CLOSE_TIMEOUT_S)
+        else:
+            cluster.close()
+
+
+def close_client(client: Any) -> None:
+    """Close a client from :func:`make_client` and the cluster it owns.
+
+    A batch cluster's jobs are cancelled by id first (queued ones too).
+    """
+    _close(client, getattr(client, "_kinefit_owned_cluster", None))
 
 
 @contextmanager
-def cluster_client(config: ClusterConfig) -> Iterator[Any]:
+def cluster_client(
+    config: ClusterConfig, status: Callable[[str], None] | None = None
+) -> Iterator[Any]:
     """Context manager around :func:`make_client` / :func:`close_client`."""
-    client = make_client(config)
+    client = make_client(config, status)
     try:
         yield client
     finally:
         close_client(client)
+
+
+def _check(watch: JobWatch | None) -> None:
+    if _INTERRUPTED.is_set():
+        raise ClusterError("interrupted")
+    if watch is not None:
+        watch.check()
 
 
 def run_tasks(
@@ -253,7 +202,8 @@ def run_tasks(
     With a client the calls are submitted to the cluster (arguments are pickled into the
     task: keep them small, pass paths rather than arrays); without one they run in this
     process, one after another. A failed call does not stop the others, so that a rerun
-    has less left to do.
+    has less left to do. While waiting, a batch cluster's jobs are watched (lost jobs
+    replaced) and :func:`interrupt` is honoured within a second.
 
     Parameters
     ----------
@@ -270,10 +220,17 @@ def run_tasks(
     results : list
         Return values, in completion order.
     failures : list of (args, exception)
+
+    Raises
+    ------
+    ClusterError
+        The batch cluster cannot go on (see :class:`~pipeline.cluster.watch.JobWatch`),
+        or :func:`interrupt` was called; the calls still pending are cancelled.
     """
     results, failures = [], []
     if client is None:
         for n, args in enumerate(arguments):
+            _check(None)
             try:
                 results.append(function(*args))
             except Exception as exc:  # noqa: BLE001 - reported together by the caller
@@ -281,14 +238,29 @@ def run_tasks(
             if progress:
                 progress(n + 1, len(arguments))
         return results, failures
-    from distributed import as_completed
+    from distributed import wait
 
     futures = {client.submit(function, *args, pure=False): args for args in arguments}
-    for n, future in enumerate(as_completed(futures)):
-        if future.status == "error":
-            failures.append((futures[future], future.exception()))
-        else:
-            results.append(future.result())
-        if progress:
-            progress(n + 1, len(arguments))
+    pending, watch, n = set(futures), watch_of(client), 0
+    try:
+        while pending:
+            try:
+                done, pending = wait(list(pending), timeout=0.5, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                done = set()
+            for future in done:
+                if future.status == "finished":
+                    results.append(future.result())
+                elif future.status == "cancelled":
+                    failures.append((futures[future], ClusterError("task cancelled")))
+                else:
+                    failures.append((futures[future], future.exception()))
+                n += 1
+                if progress:
+                    progress(n, len(arguments))
+            _check(watch)
+    finally:
+        if pending:
+            with contextlib.suppress(Exception):
+                client.cancel(list(pending))
     return results, failures
