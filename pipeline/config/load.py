@@ -120,14 +120,16 @@ def load_run_config(
     data = _read(source, source.resolve().parent if path is not None else Path.cwd())
     if layered and path is not None:
         data = _merge(_read(default_config_path(), Path.cwd()), data)
-    extra: dict[str, Any] = dict(overrides or {})
+    data = _merge(data, resolve_paths(dict(overrides or {}), Path.cwd()))
+    sets: dict[str, Any] = {}
     try:
         for text in assignments:
-            extra = deep_merge(extra, parse_assignment(text))
+            sets = deep_merge(sets, parse_assignment(text))
     except ValueError as exc:
         raise ConfigError(f"--set: {exc}") from exc
-    extra = resolve_paths(extra, Path.cwd())
-    data = _merge(data, extra)
+    if isinstance(data.get("cluster"), str) and isinstance(sets.get("cluster"), Mapping):
+        data["cluster"] = {"preset": data["cluster"]}  # --set cluster.x=... edits the preset
+    data = deep_merge(data, resolve_paths(sets, Path.cwd()))  # --set edits, never replaces
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
