@@ -17,6 +17,7 @@ refers to renamed along.
   ``<prefix>orientation``), a fixed-base plan hangs at its own rest placement.
 - :func:`reroot` makes another joint the root, where that is well defined: no joint on
   the path from the old root to the new one (both included) has DOFs.
+- :func:`without_limits` drops every DOF limit (QuickIK's plans have none), neutral 0.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from pipeline.kinematics.rotations import (
     quat_to_matrix,
 )
 
-__all__ = ["combine", "place", "remove_joint", "rename", "reroot"]
+__all__ = ["combine", "place", "remove_joint", "rename", "reroot", "without_limits"]
 
 
 def _plan(template: BodyPlan, joints: Sequence[Joint], **changes: Any) -> BodyPlan:
@@ -238,7 +239,7 @@ def combine(plans: Sequence[BodyPlan], prefixes: Sequence[str], *, root: str = "
     if len(set(prefixes)) != len(prefixes):
         raise BodyPlanError("<combine>", f"prefixes repeat: {list(prefixes)}")
     joints = [Joint(name=root, parent=None)]
-    units = {(p.extras or {}).get("x-unit") for p in plans} - {None}
+    units = {getattr(p, "unit", None) or (p.extras or {}).get("x-unit") for p in plans} - {None}
     for plan, prefix in zip(plans, prefixes, strict=True):
         placed = place(plan, prefix)
         top = placed.joints[0]
@@ -354,4 +355,30 @@ def reroot(plan: BodyPlan, name: str) -> BodyPlan:
                 offset_quat=_quat(matrix_to_quat(rel_r)),
             )
         out.append(joint)
+    return _plan(plan, out)
+
+
+def without_limits(plan: BodyPlan) -> BodyPlan:
+    """The plan with every DOF unbounded and every neutral value 0 (the rest pose).
+
+    Parameters
+    ----------
+    plan : BodyPlan
+
+    Returns
+    -------
+    BodyPlan
+        Kinded joints become ``dofs`` lists (a ball keeps its kind, without its cone and
+        twist limits).
+    """
+    out = []
+    for joint in plan.joints:
+        if joint.kind is not None and joint.kind.kind == "ball":
+            kind = dataclasses.replace(
+                joint.kind, swing_limit=None, twist_limit=None, neutral=(0.0, 0.0, 0.0)
+            )
+            out.append(dataclasses.replace(joint, kind=kind, dofs=derive_dofs(joint.name, kind)))
+            continue
+        dofs = tuple(dataclasses.replace(d, limits=None, neutral=0.0) for d in joint.dofs)
+        out.append(dataclasses.replace(joint, kind=None, dofs=dofs))
     return _plan(plan, out)

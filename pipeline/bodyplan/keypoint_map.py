@@ -182,7 +182,12 @@ def propose_keypoint_map(
         if k in aliases:
             claims.setdefault(k, []).append(k)
             continue
-        found = sorted(by_key.get(name_key(k, vocabulary, words), set()))
+        key = name_key(k, vocabulary, words)
+        found = sorted(by_key.get(key, set()))
+        if not found and not key[0]:  # no side given: either side's joint would do
+            found = sorted(by_key.get(("L", key[1]), set()) | by_key.get(("R", key[1]), set()))
+            if len(found) == 1:
+                found = []
         if not found:
             unmatched.append(k)
         elif len(found) > 1:

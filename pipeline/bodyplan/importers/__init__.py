@@ -27,10 +27,10 @@ from typing import Any
 
 from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers import bvh, mjcf, osim, urdf
-from pipeline.bodyplan.importers._common import ConversionWarning
+from pipeline.bodyplan.importers._common import ConversionWarning, plan_unit
 from pipeline.bodyplan.model import BodyPlan
 
-__all__ = ["FORMATS", "ConversionWarning", "guess_format", "import_body_plan"]
+__all__ = ["FORMATS", "ConversionWarning", "guess_format", "import_body_plan", "plan_unit"]
 
 _IMPORTERS = {
     "mjcf": mjcf.import_mjcf,

@@ -9,7 +9,7 @@ from pipeline.bodyplan.importers._build import PlanBuilder
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.bodyplan.parse import parse_plan
 
-__all__ = ["ConversionWarning", "finish_plan"]
+__all__ = ["ConversionWarning", "finish_plan", "plan_unit"]
 
 
 class ConversionWarning(UserWarning):
@@ -47,4 +47,11 @@ def finish_plan(
     """
     data = builder.plan_dict(fixed_base, name, extras)
     plan = parse_plan(data, file)
+    if getattr(plan, "unit", None) is not None:  # the plan's own unit field holds it
+        extras = {k: v for k, v in extras.items() if k != "x-unit"}
     return dataclasses.replace(plan, extras=extras)
+
+
+def plan_unit(plan: BodyPlan) -> str | None:
+    """The plan's length unit: its ``unit`` field, else its ``x-unit`` extra."""
+    return getattr(plan, "unit", None) or (plan.extras or {}).get("x-unit")

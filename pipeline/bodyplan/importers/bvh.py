@@ -36,7 +36,7 @@ from pipeline.bodyplan.importers._build import Axis, Ball, Fixed, PlanBuilder, S
 from pipeline.bodyplan.importers._common import finish_plan
 from pipeline.bodyplan.model import BodyPlan
 
-__all__ = ["import_bvh"]
+__all__ = ["import_bvh", "read_bvh_motion"]
 
 FORMAT = "bvh"
 CHANNELS = ("Xposition", "Yposition", "Zposition", "Xrotation", "Yrotation", "Zrotation")
@@ -272,3 +272,60 @@ def import_bvh(
         },
     }
     return finish_plan(builder, not free, path.stem, extras, file)
+
+
+def read_bvh_motion(path: str | Path, *, source: str | None = None) -> tuple[np.ndarray, float]:
+    """The ``MOTION`` channel values of a BVH file, to drive its imported plan.
+
+    Parameters
+    ----------
+    path : str or Path
+    source : str, optional
+        Name used in messages.
+
+    Returns
+    -------
+    motion : (n_frames, n_channels) array
+        In file column order (degrees and the file's length unit); pass it to
+        :func:`~pipeline.bodyplan.engine_config.from_engine_configuration`.
+    frame_time : float
+        Seconds per frame.
+
+    Raises
+    ------
+    BodyPlanError
+        No ``MOTION`` section, frame lines that do not match the HIERARCHY's channel
+        count or the ``Frames:`` count (with the line), non-numeric values.
+    """
+    path = Path(path)
+    file = source or str(path)
+    nodes = _parse(path, file)
+    n_channels = sum(len(n.channels) for n in nodes)
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith("MOTION")), None)
+    if start is None:
+        raise BodyPlanError(file, "no MOTION section (truncated file?)")
+    try:
+        n_frames = int(lines[start + 1].split(":", 1)[1])
+        frame_time = float(lines[start + 2].split(":", 1)[1])
+    except (IndexError, ValueError):
+        raise BodyPlanError(
+            file, f"line {start + 2}: MOTION must start with 'Frames: N' and 'Frame Time: dt'"
+        ) from None
+    rows = []
+    for number, line in enumerate(lines[start + 3 :], start=start + 4):
+        if not line.strip():
+            continue
+        values = line.split()
+        if len(values) != n_channels:
+            raise BodyPlanError(
+                file,
+                f"line {number}: {len(values)} values, the HIERARCHY has {n_channels} channels",
+            )
+        try:
+            rows.append([float(v) for v in values])
+        except ValueError:
+            raise BodyPlanError(file, f"line {number}: a value is not a number") from None
+    if len(rows) != n_frames:
+        raise BodyPlanError(file, f"'Frames: {n_frames}' but {len(rows)} frame lines (truncated?)")
+    return np.array(rows, dtype=np.float64).reshape(n_frames, n_channels), frame_time

@@ -11,7 +11,8 @@ import pytest
 
 from pipeline.bodyplan import BodyPlanError
 from pipeline.bodyplan.engine_config import from_engine_configuration, to_engine_configuration
-from pipeline.bodyplan.importers.bvh import import_bvh
+from pipeline.bodyplan.importers import plan_unit
+from pipeline.bodyplan.importers.bvh import import_bvh, read_bvh_motion
 from pipeline.kinematics import forward_kinematics
 from pipeline.tracks.readers import bvh as reader
 
@@ -24,7 +25,8 @@ from .models import BVH, BVH_FILES
 def test_channels_drive_the_reader_positions(path, rotations, translation):
     plan = import_bvh(path, rotations=rotations, translation=translation)
     ds = reader.read(path, fps=30.0, translation=translation)
-    _, _, motion = reader.parse(path)
+    motion, frame_time = read_bvh_motion(path)
+    assert len(motion) == ds.sizes["time"]
     step = max(1, len(motion) // 200)
     motion = motion[::step]
     expected = ds["position"].values[::step, :, :, 0].transpose(0, 2, 1)  # (T, keypoint, 3)
@@ -46,11 +48,11 @@ def test_kinds_and_source():
     assert not plan.fixed_base and plan.version == 2
     kinds = {j.kind.kind for j in plan.joints if j.kind is not None}
     assert kinds == {"ball"}
-    assert "lhand_end" in plan.joint_names  # End Site keypoint, the reader's name
-    assert plan.extras["x-unit"] == "unknown"
+    assert "LThumb_end" in plan.joint_names  # End Site keypoint, the reader's name
+    assert plan_unit(plan) == "unknown"
     euler = import_bvh(BVH / "cmu_01_01.bvh", rotations="euler", unit="in")
-    assert euler.version == 1 and euler.extras["x-unit"] == "in"
-    assert "lfemur/Zrotation" in euler.dof_names
+    assert euler.version == 1 and plan_unit(euler) == "in"
+    assert "LeftUpLeg/Zrotation" in euler.dof_names
 
 
 def test_bad_bvh_names_line(tmp_path):

@@ -14,7 +14,7 @@ from pipeline.bodyplan import (
     load_body_plan,
     save_body_plan,
 )
-from pipeline.bodyplan.importers import guess_format
+from pipeline.bodyplan.importers import guess_format, plan_unit
 
 from .models import BVH, MJCF, MJCF_FILES, OSIM, OSIM_FILES, URDF, URDF_FILES, need
 
@@ -38,10 +38,12 @@ def test_imported_plan_round_trips(fmt, path, tmp_path):
         saved = save_body_plan(plan, tmp_path / "plan.json")
         back = load_body_plan(saved)
     assert back == plan
-    assert body_plan_to_dict(back) == body_plan_to_dict(plan)  # x-source and x-unit too
+    assert body_plan_to_dict(back) == body_plan_to_dict(plan)  # x-source and the unit too
+    assert plan_unit(back) == plan_unit(plan) is not None
     assert body_plan_sha256(back) == body_plan_sha256(plan)
     data = json.loads(saved.read_text())
-    assert data["x-source"]["format"] == fmt and "x-unit" in data
+    assert data["x-source"]["format"] == fmt
+    assert data.get("unit", data.get("x-unit")) == plan_unit(plan)  # v2 field or v1 x-unit
     assert data["x-source"]["file"] == str(path)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from pipeline.bodyplan import BodyPlanError, load_body_plan
 from pipeline.bodyplan.engine_config import from_engine_configuration, to_engine_configuration
-from pipeline.bodyplan.importers import ConversionWarning
+from pipeline.bodyplan.importers import ConversionWarning, plan_unit
 from pipeline.bodyplan.importers.mjcf import import_mjcf, load_mujoco_model
 from pipeline.kinematics import forward_kinematics
 from pipeline.kinematics.rotations import quat_normalize
@@ -87,10 +87,10 @@ def test_ranges_units_and_source():
     g1 = _import(MJCF / "unitree_g1.nomesh.xml")
     knee = g1.dof_names.index("left_knee_joint")
     assert (g1.lower[knee], g1.upper[knee]) == pytest.approx((-0.087267, 2.8798))
-    assert g1.extras["x-unit"] == "m"
+    assert plan_unit(g1) == "m"
     assert g1.extras["x-source"]["format"] == "mjcf"
     fly = _import(MJCF / "neuromechfly_seqik_kinorder_ypr.nomesh.xml")
-    assert fly.extras["x-unit"] == "mm"  # gravity -9810
+    assert plan_unit(fly) == "mm"  # gravity -9810
     assert np.all(np.isinf(fly.lower)) and fly.n_dofs == 87  # no ranges in the file
     assert {"FlyBody", "Thorax", "A1A2", "LWing"} <= set(fly.joint_names)  # fusestatic off
     cmu = _import(MJCF / "humanoid_CMU.xml")  # degrees in the XML, radians in the plan

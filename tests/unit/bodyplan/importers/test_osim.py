@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.bodyplan import BodyPlanError
 from pipeline.bodyplan.engine_config import from_engine_configuration, to_engine_configuration
-from pipeline.bodyplan.importers import ConversionWarning
+from pipeline.bodyplan.importers import ConversionWarning, plan_unit
 from pipeline.bodyplan.importers.osim import import_osim
 from pipeline.kinematics import forward_kinematics
 
@@ -127,7 +127,7 @@ def test_markers_locked_coordinates_and_units():
     assert len(plan.extras["x-source"]["markers"]) == 66
     sub = plan.dof_names.index("subtalar_angle_r")  # locked: limited to its default
     assert plan.lower[sub] == plan.upper[sub]
-    assert plan.extras["x-unit"] == "m"
+    assert plan_unit(plan) == "m"
     assert "walker_knee_r" in plan.joint_names  # the joint centre, 9 mm off the tibia origin
     arm = _import(OSIM / "arm26.osim")
     assert {"r_acromion", "r_humerus_epicondyle", "r_radius_styloid"} <= set(arm.joint_names)

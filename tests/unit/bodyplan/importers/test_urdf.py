@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.bodyplan import BodyPlanError
 from pipeline.bodyplan.engine_config import from_engine_configuration, to_engine_configuration
-from pipeline.bodyplan.importers import ConversionWarning
+from pipeline.bodyplan.importers import ConversionWarning, plan_unit
 from pipeline.bodyplan.importers.urdf import import_urdf
 from pipeline.kinematics import forward_kinematics
 
@@ -71,7 +71,7 @@ def test_continuous_is_unlimited_and_fixed_links_are_keypoints():
     assert np.all(np.isinf(plan.lower)) and np.all(np.isinf(plan.upper))
     g1 = _import(URDF / "unitree_g1_29dof_rev_1_0.urdf")
     assert {"imu_in_pelvis", "head_link", "d435_link", "left_rubber_hand"} <= set(g1.joint_names)
-    assert g1.extras["x-unit"] == "m" and g1.fixed_base
+    assert plan_unit(g1) == "m" and g1.fixed_base
     knee = g1.dof_names.index("left_knee_joint")
     assert g1.lower[knee] < 0 < g1.upper[knee]
 
