@@ -13,9 +13,7 @@ models cannot be resolved.
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger  # noqa: TID251 - flows/ is where prefect lives
@@ -32,11 +30,13 @@ from flows.tasks import (
     publish_task,
     report_task,
 )
-from pipeline.archive.discover import session_store
+from pipeline.archive.discover import session_store, tracks_sessions
+from pipeline.archive.policy import report_is_stale
 from pipeline.archive.summary import ArchiveSummary, SessionOutcome
 from pipeline.bodyplan import load_body_plan, mannequin
-from pipeline.cluster import ClusterConfig, close_client, make_client
+from pipeline.cluster import ClusterConfig, dask_client
 from pipeline.config import ArchiveConfig, ChunkingConfig, RunConfig, SolverSettings
+from pipeline.store import DEFAULT_CHUNK_FRAMES
 
 #: Key of the summary artifact (one artifact, a new version per run).
 SUMMARY_ARTIFACT = "kinefit-archive-summary"
@@ -60,34 +60,6 @@ class Ingested:
     tracks: dict[str, str] = field(default_factory=dict)
     failures: tuple[SessionOutcome, ...] = ()
     written: int = 0
-
-
-@contextmanager
-def dask_client(cluster: ClusterConfig | str | None) -> Iterator[Any]:
-    """A client for a cluster config, a scheduler address, or None (in this process).
-
-    A config's cluster is started here and closed on exit; an address is only connected
-    to. ``mode: local`` with ``n_workers: 0`` means no cluster at all.
-    """
-    if cluster is None or (
-        isinstance(cluster, ClusterConfig) and cluster.mode == "local" and cluster.n_workers == 0
-    ):
-        yield None
-        return
-    if isinstance(cluster, str):
-        from distributed import Client
-
-        client = Client(cluster)
-        try:
-            yield client
-        finally:
-            client.close()
-        return
-    client = make_client(cluster)
-    try:
-        yield client
-    finally:
-        close_client(client)
 
 
 def _run_windowed(
@@ -116,7 +88,7 @@ def _error(future: Any) -> BaseException | None:
 def ingest_archive(
     archive: ArchiveConfig,
     tracks_root: str,
-    chunk_frames: int = 4096,
+    chunk_frames: int = DEFAULT_CHUNK_FRAMES,
     cluster: ClusterConfig | str | None = None,
     force: bool = False,
     concurrency: int = 4,
@@ -158,12 +130,6 @@ def ingest_archive(
     return Ingested(dict(sorted(tracks.items())), tuple(failures), written)
 
 
-def _tracks_sessions(tracks_root: str) -> dict[str, str]:
-    root = Path(tracks_root)
-    stores = sorted(p for p in root.rglob("*.zarr") if not p.name.startswith("."))
-    return {str(p.relative_to(root).with_suffix("")): str(p) for p in stores}
-
-
 @flow(name="fit-archive", task_runner=_RUNNER)
 def fit_archive(
     tracks_root: str,
@@ -186,7 +152,7 @@ def fit_archive(
     chunking = chunking or ChunkingConfig()
     plan = mannequin() if body_plan == "mannequin" else load_body_plan(body_plan)
     solver_config = RunConfig(solver=solver).solver_config
-    found = _tracks_sessions(tracks_root)
+    found = tracks_sessions(tracks_root)
     names = sorted(found) if sessions is None else list(sessions)
     outcomes = []
     with dask_client(cluster) as client:
@@ -269,7 +235,7 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
         for outcome in fitted:
             export_task(outcome.fit, format, outputs_of(outcome.fit, format))
     report = None
-    stale = bool(fitted) or not outputs.report_path.exists()  # nothing new: keep the report
+    stale = report_is_stale(fitted, outputs.report_path)  # nothing new: keep the report
     if outputs.write_report and stale and any(o.status != "failed" for o in outcomes):
         report = report_task(
             str(outputs.fits_dir), str(outputs.report_path), outputs.report_detailed

@@ -20,30 +20,11 @@ from prefect.cache_policies import NONE  # noqa: TID251
 
 from pipeline.archive.discover import SessionSource, discover_sessions
 from pipeline.archive.ingest import IngestReport, ingest_session
+from pipeline.archive.policy import is_transient
 from pipeline.archive.summary import ArchiveSummary, SessionOutcome, fit_outcome
 from pipeline.bodyplan import BodyPlan
 from pipeline.fit import fit_session
 from pipeline.solve import SolverConfig
-from pipeline.store.atomic import PERMANENT_ERRNOS
-
-#: Exceptions never worth a retry (bad paths); OSErrors with PERMANENT_ERRNOS neither.
-_PERMANENT = (FileNotFoundError, FileExistsError, PermissionError, IsADirectoryError)
-
-
-def is_transient(exc: BaseException | None) -> bool:
-    """True for errors a retry may cure: network/I-O trouble or a lost dask worker."""
-    while exc is not None:
-        name = type(exc).__name__
-        if isinstance(exc, TimeoutError | ConnectionError) or name in (
-            "KilledWorker",
-            "CommClosedError",
-        ):
-            return True
-        if isinstance(exc, OSError) and not isinstance(exc, _PERMANENT):
-            # a read-only or full output folder does not heal in 5 seconds
-            return exc.errno not in PERMANENT_ERRNOS
-        exc = exc.__cause__
-    return False
 
 
 def _retry_transient(task: Any, task_run: Any, state: Any) -> bool:

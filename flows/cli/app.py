@@ -20,6 +20,7 @@ from rich.table import Table
 
 from flows.cli.common import (
     ConfigOption,
+    SetOption,
     Verbose,
     cluster_override,
     console,
@@ -33,6 +34,23 @@ from flows.cli.config import body_plan_app, config_app
 from flows.cli.export import export_app
 from flows.cli.report import report
 from flows.cli.run import demo, reprocess, serve
+
+#: Reader names for ``ingest --help`` (kept in step with the registry by a test; the
+#: registry itself is not imported here, so ``kinefit --help`` stays fast).
+FORMAT_NAMES = (
+    "movement",
+    "npz",
+    "lightningpose",
+    "dlc",
+    "sleap",
+    "slp",
+    "anipose",
+    "nwb",
+    "c3d",
+    "bvh",
+    "csv",
+    "kimodo",
+)
 
 app = typer.Typer(
     name="kinefit",
@@ -52,13 +70,25 @@ def ingest(
         float | None, typer.Option(help="Frame rate, used only if the file has none.")
     ] = None,
     format: Annotated[
-        str | None, typer.Option("--format", "-f", help="Reader name; default by suffix.")
+        str | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Reader name (default: by suffix and content): " + ", ".join(FORMAT_NAMES) + ".",
+        ),
     ] = None,
     option: Annotated[
         list[str] | None,
         typer.Option(
-            "--option", "-O", help="Reader option key=value (repeatable), e.g. -O unit=mm."
+            "--option",
+            "-O",
+            help="Reader option key=value (repeatable), e.g. -O unit=mm (every reader takes "
+            "unit, up_axis, session; a wrong name lists the reader's options).",
         ),
+    ] = None,
+    to_unit: Annotated[
+        str | None,
+        typer.Option(help="Convert lengths to this unit (m, cm, mm, ...), e.g. --to-unit m."),
     ] = None,
     skeleton_file: Annotated[
         Path | None, typer.Option(help="Kimodo reader: skeletons JSON file.")
@@ -81,7 +111,6 @@ def ingest(
         from pipeline.config import RunConfig, load_run_config
         from pipeline.store import write_tracks
         from pipeline.tracks import read_tracks
-        from pipeline.tracks.mapping import rename_keypoints
 
         run = load_run_config(config) if config else RunConfig()
         options = {**run.archive.options, **parse_options(option)}
@@ -90,9 +119,11 @@ def ingest(
         if skeleton is not None:
             options["skeleton"] = skeleton
         fps = fps if fps is not None else run.archive.fps
-        ds = read_tracks(source, format=format or run.archive.format, fps=fps, **options)
         if keypoint_map is not None:
-            ds = rename_keypoints(ds, keypoint_map, source=str(source))
+            options["keypoint_map"] = keypoint_map
+        ds = read_tracks(
+            source, format=format or run.archive.format, fps=fps, to_unit=to_unit, **options
+        )
         chunk = run.chunking.tracks_chunk_frames if chunk_frames is None else chunk_frames
         write_tracks(ds, out, chunk_frames=chunk, overwrite=overwrite)
         observed = float(ds["position"].notnull().all("space").mean())
@@ -131,16 +162,24 @@ def _summary(report: Any, wall: float) -> Table:
 
 
 def _fit_config(
-    config: Path | None, body_plan: str | None, workers: int | None, scheduler: str | None
+    config: Path | None,
+    body_plan: str | None,
+    workers: int | None,
+    scheduler: str | None,
+    assignments: list[str] | None = None,
 ) -> Any:
     """The run config of ``kinefit fit``: the file (or the models' defaults) + CLI options."""
     import os
 
+    from flows.cli.cluster import check_workers_option
     from pipeline.config import load_run_config, make_run_config
+    from pipeline.config.files import deep_merge, parse_assignment
 
     cluster = cluster_override(workers, scheduler)
     if config is not None:
-        return load_run_config(config, overrides={"body_plan": body_plan, "cluster": cluster})
+        check_workers_option(workers, load_run_config(config, assignments=assignments or ()))
+        overrides = {"body_plan": body_plan, "cluster": cluster}
+        return load_run_config(config, overrides=overrides, assignments=assignments or ())
     if body_plan is None:
         raise typer.BadParameter(
             "pass --body-plan (a JSON file or 'mannequin') or a --config naming body_plan",
@@ -149,7 +188,13 @@ def _fit_config(
     # No file: the solver's own defaults (not the demo's mannequin tuning) and a local
     # cluster as wide as the machine.
     width = {"mode": "local", "n_workers": max(1, min(os.cpu_count() or 1, 8))}
-    return make_run_config({"body_plan": body_plan, "cluster": cluster or width})
+    settings: dict[str, Any] = {"body_plan": body_plan, "cluster": cluster or width}
+    for text in assignments or ():
+        try:
+            settings = deep_merge(settings, parse_assignment(text))
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--set") from None
+    return make_run_config(settings)
 
 
 @app.command()
@@ -173,19 +218,30 @@ def fit(
         Path | None, typer.Option(help="YAML map: track keypoint -> joint name.")
     ] = None,
     force: Annotated[bool, typer.Option(help="Refit even if the fit is current.")] = False,
+    set_: SetOption = None,
     verbose: Verbose = False,
 ) -> None:
     """Fit a body plan to every individual of a tracks store, chunk by chunk on dask.
 
     Settings come from --config (solver, chunking, cluster, body_plan, keypoint_map);
-    options given here override them.
+    options given here override them, then --set key.path=value (e.g. --set
+    cluster.n_workers=4 for four SLURM jobs). Ctrl-C or SIGTERM cancels every batch job
+    kinefit submitted and keeps the finished chunks: rerun to resume.
     """
     with guard(verbose):
-        from flows.archive import dask_client
-        from pipeline.fit import fit_session
+        from contextlib import ExitStack
 
-        run = _fit_config(config, body_plan, workers, scheduler)
+        from flows.cli.cluster import cluster_logs, interruptible
+        from pipeline.cluster import dask_client
+        from pipeline.fit import fit_session
+        from pipeline.store import open_tracks
+
+        cluster_logs(verbose)
+        run = _fit_config(config, body_plan, workers, scheduler, set_)
         plan = load_plan(run.body_plan)
+        # absolute before any task leaves this process; inputs checked before jobs start
+        tracks, out = tracks.resolve(), out.resolve()
+        open_tracks(tracks)
         progress = Progress(
             TextColumn("[bold]fitting[/] chunks"),
             BarColumn(),
@@ -200,19 +256,23 @@ def fit(
         )
         t0 = time.perf_counter()
         overlap = run.chunking.overlap_frames if overlap_frames is None else overlap_frames
-        with dask_client(run.cluster) as client, progress:
-            report = fit_session(
-                tracks,
-                plan,
-                run.solver_config,
-                out,
-                client=client,
-                chunk_frames=run.chunking.chunk_frames if chunk_frames is None else chunk_frames,
-                overlap_frames=overlap,
-                force=force,
-                keypoint_map=keypoint_map or run.keypoint_map,
-                progress=update,
-            )
+        chunks = run.chunking.chunk_frames if chunk_frames is None else chunk_frames
+        with interruptible(), ExitStack() as stack:
+            with console.status("starting the cluster") as spinner:
+                client = stack.enter_context(dask_client(run.cluster, spinner.update))
+            with progress:
+                report = fit_session(
+                    tracks,
+                    plan,
+                    run.solver_config,
+                    out,
+                    client=client,
+                    chunk_frames=chunks,
+                    overlap_frames=overlap,
+                    force=force,
+                    keypoint_map=keypoint_map or run.keypoint_map,
+                    progress=update,
+                )
         if report.skipped:
             say(
                 f"[green]up to date:[/] {out} matches its inputs (fingerprint "
@@ -234,4 +294,3 @@ app.add_typer(body_plan_app, name="body-plan")
 def main() -> None:  # pragma: no cover - console entry point
     """Run the CLI."""
     app()
-

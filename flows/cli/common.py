@@ -11,8 +11,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
+from rich.markup import escape
+
+from pipeline.errors import KinefitError
 
 console = Console(stderr=False)
 err_console = Console(stderr=True)
@@ -30,9 +34,21 @@ SetOption = Annotated[
 ]
 
 
+#: Exit statuses: a user error (bad input, a failed fit), an internal error (a bug), Ctrl-C.
+EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 2, 130
+#: What a user can fix: kinefit's own errors, the filesystem's, and bad command-line values.
+USER_ERRORS: tuple[type[BaseException], ...] = (KinefitError, OSError, click.ClickException)
+
+
 @contextmanager
 def guard(verbose: bool) -> Iterator[None]:
-    """Turn any exception into one clear message and exit status 1; show warnings."""
+    """Report an exception as one line and exit; show the warnings raised meanwhile.
+
+    A :class:`~pipeline.errors.KinefitError`, an ``OSError`` or a bad option value is the
+    user's to fix: its message, exit status 1. Ctrl-C (or a ``SystemExit`` that a library's
+    signal handler raises instead) exits 130. Anything else is a bug in kinefit: one line
+    saying so and how to see the traceback (``--verbose``), exit status 2.
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -40,14 +56,30 @@ def guard(verbose: bool) -> Iterator[None]:
         except typer.Exit:
             _show_warnings(caught)
             raise
-        except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - one report for all
+        except (KeyboardInterrupt, SystemExit) as exc:
+            _show_warnings(caught)
+            if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code:
+                raise
+            error("interrupted; finished work is kept, rerun to resume")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except Exception as exc:  # noqa: BLE001 - one report for all
             _show_warnings(caught)
             if verbose:
                 err_console.print_exception()
-            text = str(exc) or type(exc).__name__
-            err_console.print(f"[bold red]error:[/] {text}", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
+            if isinstance(exc, USER_ERRORS):
+                error(str(exc) or type(exc).__name__)
+                raise typer.Exit(EXIT_USER) from None
+            error(
+                f"internal error ({type(exc).__name__}: {exc}); this is a bug in kinefit"
+                + ("" if verbose else ": rerun with --verbose for the traceback and report it")
+            )
+            raise typer.Exit(EXIT_INTERNAL) from None
     _show_warnings(caught)
+
+
+def error(text: str) -> None:
+    """Print ``error: text`` on stderr; the text is shown as is (no rich markup)."""
+    err_console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
 
 
 def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
@@ -56,7 +88,9 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
         text = str(w.message)
         if text not in seen and not issubclass(w.category, DeprecationWarning | FutureWarning):
             seen.add(text)
-            err_console.print(f"[yellow]warning:[/] {text}", highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[yellow]warning:[/] {escape(text)}", highlight=False, soft_wrap=True
+            )
 
 
 def say(text: str) -> None:

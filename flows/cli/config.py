@@ -31,7 +31,7 @@ def show_config(
 ) -> None:
     """Print the effective run config, every default filled in and every path absolute.
 
-    Without --config: the built-in default (configs/default.yaml, the demo's).
+    Without --config: the built-in default (pipeline/config/shipped/default.yaml, the demo's).
     """
     with guard(verbose):
         import json

@@ -13,6 +13,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from pipeline.errors import FitStoreError
+
 __all__ = ["report", "report_app"]
 
 report_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
@@ -57,7 +59,7 @@ def report(
             written = write_session_report(path, out, worst=worst)
             what = "session report"
         elif (path / "zarr.json").is_file():
-            raise ValueError(f"{path}: a zarr store but not a kinefit fit store")
+            raise FitStoreError(f"{path}: a zarr store but not a kinefit fit store")
         else:
             from pipeline.inspect.archive import find_fit_stores
 

@@ -159,7 +159,8 @@ def demo(
     """Write a synthetic mannequin archive into a folder and reprocess it (a full run).
 
     Run it twice: the second run finds every session current and skips it. --config
-    changes the built-in default (configs/default.yaml), e.g. to use another cluster.
+    changes the built-in default (pipeline/config/shipped/default.yaml), e.g. to use
+    another cluster.
     """
     with guard(verbose):
         import numpy as np

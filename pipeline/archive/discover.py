@@ -37,6 +37,7 @@ __all__ = [
     "discover_sessions",
     "read_manifest",
     "session_store",
+    "tracks_sessions",
 ]
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
@@ -230,3 +231,10 @@ def discover_sessions(archive: ArchiveConfig) -> list[SessionSource]:
         read_manifest(archive.manifest, archive) if archive.manifest else _from_patterns(archive)
     )
     return sorted(sessions, key=lambda s: s.name)
+
+
+def tracks_sessions(tracks_root: str | Path) -> dict[str, str]:
+    """Session name -> tracks store of every store under ``tracks_root`` (hidden ones not)."""
+    root = Path(tracks_root)
+    stores = sorted(p for p in root.rglob("*.zarr") if not p.name.startswith("."))
+    return {str(p.relative_to(root).with_suffix("")): str(p) for p in stores}

@@ -13,8 +13,6 @@ local files.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import tempfile
 import time
 from dataclasses import dataclass
@@ -23,7 +21,8 @@ from typing import Any
 
 from pipeline.archive.discover import SessionSource
 from pipeline.provenance.fingerprint import kinefit_version, store_signature
-from pipeline.store import write_tracks
+from pipeline.provenance.hashing import json_sha256, text_sha256, tree_sha256
+from pipeline.store import DEFAULT_CHUNK_FRAMES, write_tracks
 from pipeline.store.fit import store_attrs
 from pipeline.tracks import read_tracks
 
@@ -66,33 +65,28 @@ def local_copy(url: str, cache: str | Path | None = None) -> Path:
     cache = cache or Path(tempfile.gettempdir()) / "kinefit-fsspec-cache"
     fs, path = fsspec.core.url_to_fs(url)
     if fs.isdir(path):
-        target = Path(cache) / hashlib.sha256(url.encode()).hexdigest()[:16] / Path(path).name
+        target = Path(cache) / text_sha256(url)[:16] / Path(path).name
         if not target.exists():
             fs.get(path, str(target), recursive=True)
         return target
     return Path(fsspec.open_local(f"simplecache::{url}", simplecache={"cache_storage": str(cache)}))
 
 
-def _content_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for file in files:
-        digest.update(str(file.relative_to(path) if path.is_dir() else "").encode())
-        with open(file, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()
-
-
 def ingest_fingerprint(
-    source: SessionSource, local: Path, chunk_frames: int, content: str | None = None
+    source: SessionSource,
+    local: Path,
+    chunk_frames: int,
+    content: str | None = None,
+    to_unit: str | None = None,
 ) -> str:
     """sha256 of the raw content and everything that shapes the tracks store.
 
-    ``content`` is the raw content's sha256 when already known (hashed otherwise).
+    ``content`` is the raw content's sha256 when already known (hashed otherwise);
+    ``to_unit`` the length unit the tracks are converted to (none: left out, so stores
+    ingested without conversion keep their fingerprint).
     """
     recipe: dict[str, Any] = {
-        "content": content or _content_sha256(local),
+        "content": content or tree_sha256(local),
         "format": source.format,
         "fps": source.fps,
         "options": {k: str(v) for k, v in sorted(source.options.items())},
@@ -100,15 +94,18 @@ def ingest_fingerprint(
         "session": source.name,
         "kinefit": kinefit_version(),
     }
-    return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
+    if to_unit is not None:
+        recipe["to_unit"] = to_unit
+    return json_sha256(recipe)
 
 
 def ingest_session(
     source: SessionSource,
     out: str | Path,
-    chunk_frames: int = 4096,
+    chunk_frames: int = DEFAULT_CHUNK_FRAMES,
     *,
     force: bool = False,
+    to_unit: str | None = None,
 ) -> IngestReport:
     """Read a session's raw file into the tracks store ``out`` unless it is current.
 
@@ -122,6 +119,10 @@ def ingest_session(
         Frames per zarr chunk.
     force : bool
         Rewrite even if the store is current.
+    to_unit : str, optional
+        Convert positions to this length unit (``"m"``, ``"mm"``, ...; see
+        :func:`pipeline.tracks.units.convert_length`); the file's unit (or the ``unit``
+        reader option) must be a known length unit.
 
     Returns
     -------
@@ -145,8 +146,8 @@ def ingest_session(
     # untouched since the last ingest: reuse its content hash instead of reading the file
     signature = store_signature(local)  # size, inode, mtime, ctime of the raw file(s)
     content = attrs.get("source_sha256") if attrs.get("source_signature") == signature else None
-    content = content or _content_sha256(local)
-    fingerprint = ingest_fingerprint(source, local, chunk_frames, content)
+    content = content or tree_sha256(local)
+    fingerprint = ingest_fingerprint(source, local, chunk_frames, content, to_unit)
     if out.exists() and attrs.get("ds_type") != "poses":
         raise FileExistsError(
             f"{out}: exists and is not a tracks store; refusing to replace it "
@@ -163,7 +164,9 @@ def ingest_session(
             float(attrs.get("fps") or 0.0),
             time.perf_counter() - t0,
         )
-    ds = read_tracks(local, format=source.format, fps=source.fps, **dict(source.options))
+    ds = read_tracks(
+        local, format=source.format, fps=source.fps, to_unit=to_unit, **dict(source.options)
+    )
     sizes = ds.sizes
     ds.attrs.update(
         session=source.name,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -13,11 +13,15 @@ __all__ = ["dask_client"]
 
 
 @contextmanager
-def dask_client(cluster: ClusterConfig | str | None) -> Iterator[Any]:
+def dask_client(
+    cluster: ClusterConfig | str | None, status: Callable[[str], None] | None = None
+) -> Iterator[Any]:
     """A client for a cluster config, a scheduler address, or None (in this process).
 
-    A config's cluster is started here and closed on exit; an address is only connected
-    to. ``mode: local`` with ``n_workers: 0`` means no cluster at all (``None``).
+    A config's cluster is started here and closed on exit (a batch cluster's jobs are
+    cancelled, queued ones too); an address is only connected to. ``mode: local`` with
+    ``n_workers: 0`` means no cluster at all (``None``). ``status(text)`` is called while
+    batch jobs start (:func:`~pipeline.cluster.client.make_client`).
     """
     if cluster is None or (
         isinstance(cluster, ClusterConfig) and cluster.mode == "local" and cluster.n_workers == 0
@@ -33,7 +37,7 @@ def dask_client(cluster: ClusterConfig | str | None) -> Iterator[Any]:
         finally:
             client.close()
         return
-    client = make_client(cluster)
+    client = make_client(cluster, status)
     try:
         yield client
     finally:

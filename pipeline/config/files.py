@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from pipeline.errors import ConfigError
+
 #: Reader options whose values are file paths (resolved like the config's own paths).
 PATH_OPTIONS: tuple[str, ...] = ("skeleton_file", "meta")
 
@@ -86,7 +88,7 @@ def parse_assignment(text: str) -> dict[str, Any]:
     key, sep, value = text.partition("=")
     parts = key.strip().split(".")
     if not sep or not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p) for p in parts):
-        raise ValueError(f"expected key.path=value, got {text!r}")
+        raise ConfigError(f"--set: expected key.path=value, got {text!r}")
     try:
         out: Any = safe_load(value) if value.strip() else None
     except yaml.YAMLError:  # not YAML (a cron like */10 * * * *): the text as it is
@@ -149,10 +151,12 @@ def resolve_paths(data: Mapping[str, Any], base: Path) -> dict[str, Any]:
 
 
 def config_dir() -> Path:
-    """The folder of the shipped configs (``default.yaml``, ``cluster/*.yaml``)."""
-    here = Path(__file__).resolve().parent
-    shipped = here / "configs"  # package data (a link to the checkout's configs/)
-    return shipped if shipped.is_dir() else here.parent / "configs"
+    """The folder of the shipped configs (``default.yaml``, ``cluster/*.yaml``).
+
+    Package data of :mod:`pipeline.config` (``pipeline/config/shipped/``), so an installed
+    kinefit has them as well as a checkout.
+    """
+    return Path(__file__).resolve().parent / "shipped"
 
 
 def default_config_path() -> Path:
@@ -161,7 +165,7 @@ def default_config_path() -> Path:
 
 
 def cluster_presets() -> dict[str, Path]:
-    """Cluster presets by name (``configs/cluster/<name>.yaml``)."""
+    """Cluster presets by name (``pipeline/config/shipped/cluster/<name>.yaml``)."""
     return {p.stem: p for p in sorted((config_dir() / "cluster").glob("*.yaml"))}
 
 
@@ -173,11 +177,11 @@ def load_preset(preset: Any) -> dict[str, Any]:
     elif isinstance(preset, str) and preset.endswith((".yaml", ".yml")) and Path(preset).is_file():
         path = Path(preset)
     else:
-        raise ValueError(
+        raise ConfigError(
             f"unknown cluster preset {preset!r}; valid presets: {', '.join(presets)} "
             "(or a YAML file of cluster settings)"
         )
     data = load_yaml(path)
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a cluster preset is a YAML mapping")
+        raise ConfigError(f"{path}: a cluster preset is a YAML mapping")
     return data

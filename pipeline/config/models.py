@@ -13,8 +13,8 @@ Every section has defaults; ``kinefit config show`` prints the effective config:
       fps: 100                      # only for files that do not record their rate
     body_plan: fly.json             # a body-plan JSON file, or "mannequin"
     solver: {n_iterations: 20, loss: huber, loss_scale: 0.05}
-    chunking: {chunk_frames: 4096, concurrent_sessions: 4}
-    cluster: slurm                  # a preset (configs/cluster/), or {preset: ..., ...}
+    chunking: {chunk_frames: 4096, concurrent_sessions: 2}
+    cluster: slurm                  # a preset (config/shipped/cluster/), or {preset: ..., ...}
     outputs: {root: /data/lab/kinefit}
     schedule: {cron: "0 3 * * *", timezone: Europe/Zurich}
 
@@ -46,6 +46,8 @@ from pipeline.config.files import (
 )
 from pipeline.errors import ConfigError
 from pipeline.solve import SolverConfig
+from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES
+from pipeline.store.tracks import DEFAULT_CHUNK_FRAMES
 
 __all__ = [
     "ArchiveConfig",
@@ -107,7 +109,7 @@ class ArchiveConfig(_Section):
     @field_validator("format")
     @classmethod
     def _known_format(cls, value: str | None) -> str | None:
-        from pipeline.tracks.formats import readers
+        from pipeline.tracks.registry import readers
 
         valid = list(readers())
         if value is not None and value not in valid:
@@ -132,9 +134,9 @@ class ChunkingConfig(_Section):
         Sessions fitted at once on the shared cluster (default 2).
     """
 
-    tracks_chunk_frames: int = Field(4096, ge=1)
+    tracks_chunk_frames: int = Field(DEFAULT_CHUNK_FRAMES, ge=1)
     chunk_frames: int | None = Field(None, ge=1)
-    overlap_frames: int = Field(16, ge=0)
+    overlap_frames: int = Field(DEFAULT_OVERLAP_FRAMES, ge=0)
     concurrent_sessions: int = Field(2, ge=1)
 
 

@@ -22,6 +22,7 @@ from pipeline.cluster import run_tasks
 from pipeline.errors import FitError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
 from pipeline.provenance import fingerprint as fp
+from pipeline.provenance.hashing import canonical_json
 from pipeline.solve import SolverConfig
 from pipeline.store.atomic import partial_path, publish, remove_store
 from pipeline.store.chunks import chunk_seconds, done_chunks, finalize, record_failure
@@ -29,7 +30,6 @@ from pipeline.store.fit import (
     TIMING_FIELDS,
     FitLayout,
     create_fit_store,
-    json_text,
     layout_intact,
     store_attrs,
 )
@@ -132,7 +132,7 @@ def current_fit(out: Path, fingerprint: str) -> dict[str, Any] | None:
 def _provenance(job: SessionJob) -> dict[str, Any]:
     attrs, layout = job.tracks_attrs, job.layout
     return {
-        "body_plan": json_text(body_plan_to_dict(job.plan)),
+        "body_plan": canonical_json(body_plan_to_dict(job.plan)),
         "body_plan_sha256": body_plan_sha256(job.plan),
         "solver_config": job.config.to_dict(),
         "fingerprint": job.fingerprint,

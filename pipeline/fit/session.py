@@ -35,18 +35,17 @@ from typing import Any
 import numpy as np
 
 from pipeline.bodyplan import BodyPlan, body_plan_sha256, load_body_plan
-from pipeline.errors import FitError, TracksError
+from pipeline.errors import ConfigError, FitError, TracksError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
 from pipeline.fit.run import FitReport, SessionJob, current_fit, fit_stores
 from pipeline.provenance import fingerprint as fp
 from pipeline.solve import SolverConfig
-from pipeline.store.fit import FitLayout, store_attrs
+from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES, FitLayout, store_attrs
 from pipeline.store.lock import session_lock
 from pipeline.store.tracks import open_tracks
 from pipeline.tracks.mapping import map_keypoints
 from pipeline.tracks.scale import check_scale, reference_points
 
-DEFAULT_OVERLAP_FRAMES = 16
 __all__ = ["fit_session"]
 
 
@@ -147,7 +146,7 @@ def fit_session(
     )
     chunk_frames = int(ds["position"].chunks[0][0] if chunk_frames is None else chunk_frames)
     if chunk_frames < 1 or overlap_frames < 0:
-        raise ValueError(
+        raise ConfigError(
             f"chunk_frames must be >= 1 and overlap_frames >= 0, got "
             f"{chunk_frames} and {overlap_frames}"
         )

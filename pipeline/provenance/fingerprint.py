@@ -17,18 +17,17 @@ mapped keypoints are against the same joints of the body plan's neutral pose (fo
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections.abc import Mapping, Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import xarray as xr
 
+from pipeline import __version__
 from pipeline.cluster import run_tasks
-from pipeline.store.fit import json_text
+from pipeline.provenance.hashing import canonical_json, json_sha256, new_digest
 from pipeline.store.tracks import read_frames
 from pipeline.tracks.schema import PLURAL_DIMS, TracksError
 
@@ -56,16 +55,8 @@ class InputScan(NamedTuple):
 
 
 def kinefit_version() -> str:
-    """Return kinefit's version (``pipeline.__version__``, else the installed metadata)."""
-    import pipeline
-
-    found = getattr(pipeline, "__version__", None)
-    if found is None:
-        try:
-            found = version("kinefit")
-        except PackageNotFoundError:
-            found = "0+unknown"
-    return found
+    """Return kinefit's version (``pipeline.__version__``: the installed metadata's)."""
+    return __version__
 
 
 class BlockDigest(NamedTuple):
@@ -174,7 +165,8 @@ def block_digest(
                 ds = ds.rename({k: v for k, v in PLURAL_DIMS.items() if k in ds.dims})
                 block = ds.isel(time=slice(start, stop))
                 _refuse_infinite(values, name, dims, block, start, where)
-    digest = hashlib.sha256(position.tobytes())
+    digest = new_digest()
+    digest.update(position.tobytes())
     digest.update(confidence.tobytes())
     observed = np.isfinite(position).all(axis=1).sum(axis=0)
     scale = None
@@ -195,7 +187,7 @@ def store_signature(path: str | Path) -> str:
     """
     root = Path(path)
     files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
-    digest = hashlib.sha256()
+    digest = new_digest()
     for file in files:
         st = file.stat()
         name = str(file.relative_to(root)) if file != root else ""
@@ -219,7 +211,7 @@ def combine_digests(tracks: xr.Dataset, blocks: Sequence[BlockDigest]) -> str:
     blocks : sequence of BlockDigest
         In frame order.
     """
-    digest = hashlib.sha256()
+    digest = new_digest()
     digest.update(np.ascontiguousarray(tracks["time"].values, dtype=np.float64).tobytes())
     meta = {
         "keypoint": [str(v) for v in tracks["keypoint"].values.tolist()],
@@ -227,7 +219,7 @@ def combine_digests(tracks: xr.Dataset, blocks: Sequence[BlockDigest]) -> str:
         "space": [str(v) for v in tracks["space"].values.tolist()],
         "fps": tracks.attrs.get("fps"),
     }
-    digest.update(json_text(meta).encode())
+    digest.update(canonical_json(meta).encode())
     for block in blocks:
         digest.update(block.digest.encode())
     return digest.hexdigest()
@@ -267,7 +259,7 @@ def fit_fingerprint(
         "keypoints": [list(p) for p in keypoint_pairs],
         "kinefit": kinefit if kinefit is not None else kinefit_version(),
     }
-    return hashlib.sha256(json_text(payload).encode()).hexdigest()
+    return json_sha256(payload)
 
 
 def input_digest(

@@ -27,7 +27,6 @@ chunk. Bookkeeping lives in the zarr subgroup ``_kinefit`` (``done (chunk,)`` in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +81,8 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, Any, dict[str, str]]] = {
         {"meaning": "max |seam_dof_value - dof_value| over the overlap frames and DOFs"},
     ),
 }
+#: Warm-up frames solved before each chunk (``FitLayout.overlap_frames``) by default.
+DEFAULT_OVERLAP_FRAMES = 16
 TIME_VARIABLES = tuple(n for n, v in VARIABLES.items() if v[0][0] == "time")
 
 
@@ -303,8 +304,3 @@ def fitted_poses(fit: xr.Dataset) -> xr.Dataset:
         return validate_tracks(ds, source="fitted_position")
     except TracksError as exc:  # pragma: no cover - the layout guarantees the schema
         raise FitStoreError(str(exc)) from exc
-
-
-def json_text(value: Any) -> str:
-    """Canonical JSON (sorted keys, no whitespace) used in attrs and fingerprints."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)

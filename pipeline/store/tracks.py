@@ -10,6 +10,7 @@ import numpy as np
 import xarray as xr
 import zarr
 
+from pipeline.errors import ConfigError
 from pipeline.store.atomic import building
 from pipeline.tracks.schema import (
     CONFIDENCE_DIMS,
@@ -63,7 +64,7 @@ def write_tracks(
     """
     path = Path(path)
     if chunk_frames < 1:
-        raise ValueError(f"chunk_frames must be >= 1, got {chunk_frames}")
+        raise ConfigError(f"chunk_frames must be >= 1, got {chunk_frames}")
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path}: already exists; pass overwrite=True to replace it")
     ds = validate_tracks(ds, source=str(path))

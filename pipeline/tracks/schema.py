@@ -16,7 +16,6 @@ checks any dataset against it and reports every problem at once in one
 
 from __future__ import annotations
 
-import hashlib
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,7 @@ import numpy as np
 import xarray as xr
 
 from pipeline.errors import TracksError
+from pipeline.provenance.hashing import tree_sha256
 
 DIMS: tuple[str, str, str, str] = ("time", "space", "keypoint", "individual")
 CONFIDENCE_DIMS: tuple[str, str, str] = ("time", "keypoint", "individual")
@@ -34,20 +34,6 @@ SPACE_NAMES: dict[int, tuple[str, ...]] = {2: ("x", "y"), 3: ("x", "y", "z")}
 #: movement's older plural dim names, renamed on validation.
 PLURAL_DIMS: dict[str, str] = {"keypoints": "keypoint", "individuals": "individual"}
 UP_AXES: tuple[str, ...] = ("x", "y", "z", "-x", "-y", "-z")
-
-
-def file_sha256(path: str | Path, block: int = 1 << 20) -> str:
-    """Return the hex sha256 of a file's bytes (a directory hashes its files in order)."""
-    path = Path(path)
-    digest = hashlib.sha256()
-    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-    for file in files:
-        if path.is_dir():
-            digest.update(str(file.relative_to(path)).encode())
-        with open(file, "rb") as handle:
-            while chunk := handle.read(block):
-                digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _names(values: Sequence[str] | None, n: int, prefix: str) -> np.ndarray:
@@ -96,7 +82,8 @@ def make_tracks_dataset(
     source_file : str or Path, optional
         File the tracks were read from; its sha256 goes to ``source_sha256``.
     unit : str, optional
-        Length unit of ``position`` (``"mm"``, ``"m"``, ``"px"``).
+        Length unit of ``position`` (``"mm"``, ``"m"``, ``"px"``, ``"unknown"``; see
+        :mod:`pipeline.tracks.units`).
     up_axis : str, optional
         World up axis, one of ``x, y, z, -x, -y, -z``.
     session : str, optional
@@ -154,7 +141,7 @@ def make_tracks_dataset(
         "source_sha256": None,
     }
     if source_file is not None and Path(source_file).exists():
-        attrs["source_sha256"] = file_sha256(source_file)
+        attrs["source_sha256"] = tree_sha256(source_file)
     attrs.update(extra_attrs or {})
     ds = xr.Dataset(
         {"position": (DIMS, position), "confidence": (CONFIDENCE_DIMS, confidence)},

@@ -131,8 +131,8 @@ def test_an_untouched_raw_file_is_not_read_again_and_a_changed_one_is(tmp_path, 
     source = SessionSource("s", str(path), fps=30.0)
     out = tmp_path / "tracks" / "s.zarr"
     hashed = []
-    real = ingest._content_sha256
-    monkeypatch.setattr(ingest, "_content_sha256", lambda p: hashed.append(p) or real(p))
+    real = ingest.tree_sha256
+    monkeypatch.setattr(ingest, "tree_sha256", lambda p: hashed.append(p) or real(p))
     assert not ingest_session(source, out, chunk_frames=16).skipped
     assert len(hashed) == 1
     assert ingest_session(source, out, chunk_frames=16).skipped

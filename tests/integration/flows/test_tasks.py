@@ -9,12 +9,12 @@ from flows.tasks import (
     export_task,
     fit_task,
     ingest_task,
-    is_transient,
     outputs_of,
     publish_task,
     report_task,
 )
 from pipeline.archive.discover import SessionSource
+from pipeline.archive.policy import is_transient
 from pipeline.archive.summary import ArchiveSummary, SessionOutcome
 from pipeline.config import ArchiveConfig, RunConfig
 from tests.fixtures.flows_samples import demo_archive

@@ -50,7 +50,8 @@ RAW = [
         "npz-position-2d",
         "s.npz",
         lambda p: _npz(p, position=np.zeros((6, 2))),
-        r"position: expected \(n_frames, n_keypoints, 2\|3\), got shape \(6, 2\)",
+        r"position: expected \(n_frames, \[n_individuals,\] n_keypoints, 2\|3\), "
+        r"got shape \(6, 2\)",
     ),
     (
         "npz-four-coordinates",

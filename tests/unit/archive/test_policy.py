@@ -1,4 +1,4 @@
-"""Which task errors Prefect retries: I/O hiccups and lost workers, not full disks."""
+"""Which errors a retry can cure (the flows retry those): I/O hiccups and lost workers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import errno
 
 import pytest
 
-from flows.tasks import is_transient
+from pipeline.archive.policy import is_transient
 from pipeline.fit import FitError
 
 
