@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from importlib.resources import files
 
 import pytest
 
@@ -42,6 +43,9 @@ def test_imported_plan_round_trips(fmt, path, tmp_path):
     assert plan_unit(back) == plan_unit(plan) is not None
     assert body_plan_sha256(back) == body_plan_sha256(plan)
     data = json.loads(saved.read_text())
+    jsonschema = pytest.importorskip("jsonschema", reason="the dev extra has jsonschema")
+    schema = json.loads(files("pipeline.bodyplan").joinpath("bodyplan.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(data)  # the documented format
     assert data["x-source"]["format"] == fmt
     assert data.get("unit", data.get("x-unit")) == plan_unit(plan)  # v2 field or v1 x-unit
     assert data["x-source"]["file"] == str(path)
