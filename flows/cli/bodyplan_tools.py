@@ -95,7 +95,7 @@ def edit(
     """Edit a body plan (remove, rename, prefix, re-root, unlimit, in that order)."""
     with guard(verbose):
         from flows.cli.common import load_plan
-        from pipeline.bodyplan import editing, save_body_plan
+        from pipeline.bodyplan import editing, rerooting, save_body_plan
 
         body = load_plan(plan)
         for name in remove or []:
@@ -105,7 +105,7 @@ def edit(
         if prefix:
             body = editing.place(body, prefix)
         if reroot:
-            body = editing.reroot(body, reroot)
+            body = rerooting.reroot(body, reroot)
         if no_limits:
             body = editing.without_limits(body)
         save_body_plan(body, output)

@@ -13,7 +13,6 @@ from pipeline.bodyplan.editing import (
     place,
     remove_joint,
     rename,
-    reroot,
     without_limits,
 )
 from pipeline.bodyplan.engine_config import (
@@ -32,6 +31,7 @@ from pipeline.bodyplan.io import (
 from pipeline.bodyplan.keypoint_map import KeypointMapProposal, propose_keypoint_map
 from pipeline.bodyplan.mannequin import mannequin
 from pipeline.bodyplan.model import KINDS, BodyPlan, Dof, Joint, JointKind
+from pipeline.bodyplan.rerooting import reroot
 
 __all__ = [
     "KINDS",

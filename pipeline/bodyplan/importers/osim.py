@@ -40,32 +40,19 @@ from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers._build import Axis, Fixed, PlanBuilder, Step, compose, inverse
 from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan
 from pipeline.bodyplan.importers._xml import XmlIndex, read_xml
+from pipeline.bodyplan.importers.osim_axes import (
+    SUPPORTED,
+    TransformAxis,
+    approximate,
+    couplers,
+    joint_axes,
+    transform,
+)
 from pipeline.bodyplan.model import BodyPlan
-from pipeline.kinematics.rotations import rotvec_to_quat
 
 __all__ = ["import_osim"]
 
 FORMAT = "osim"
-_SIMPLE = {
-    # joint class: (type, axis, coordinate index) in the order they apply
-    "PinJoint": (("hinge", (0, 0, 1), 0),),
-    "UniversalJoint": (("hinge", (1, 0, 0), 0), ("hinge", (0, 1, 0), 1)),
-    "BallJoint": (("hinge", (1, 0, 0), 0), ("hinge", (0, 1, 0), 1), ("hinge", (0, 0, 1), 2)),
-    "GimbalJoint": (("hinge", (1, 0, 0), 0), ("hinge", (0, 1, 0), 1), ("hinge", (0, 0, 1), 2)),
-    "SliderJoint": (("slide", (1, 0, 0), 0),),
-    "PlanarJoint": (("slide", (1, 0, 0), 1), ("slide", (0, 1, 0), 2), ("hinge", (0, 0, 1), 0)),
-    "FreeJoint": (
-        ("slide", (1, 0, 0), 3),
-        ("slide", (0, 1, 0), 4),
-        ("slide", (0, 0, 1), 5),
-        ("hinge", (1, 0, 0), 0),
-        ("hinge", (0, 1, 0), 1),
-        ("hinge", (0, 0, 1), 2),
-    ),
-    "WeldJoint": (),
-}
-SUPPORTED = ("CustomJoint", *_SIMPLE)
-_SAMPLES = 201
 
 
 def _opensim():
@@ -76,59 +63,6 @@ def _opensim():
             "importing OpenSim models needs opensim: pip install 'kinefit[osim]'"
         ) from None
     return opensim
-
-
-def _transform(t) -> Fixed:
-    """A SimTK Transform as a :class:`Fixed`."""
-    q = t.R().convertRotationToQuaternion()
-    return Fixed(np.array([t.p().get(i) for i in range(3)]), np.array([q.get(i) for i in range(4)]))
-
-
-def _rotation(axis: np.ndarray, angle: float) -> Fixed:
-    return Fixed(np.zeros(3), rotvec_to_quat(axis * angle))
-
-
-class _Axis:
-    """One transform axis: its type, unit axis, coordinates and function."""
-
-    def __init__(self, osim, kind: str, axis, coords: list[str], function, label: str):
-        self.kind, self.coords, self.function, self.label = kind, coords, function, label
-        vec = np.array([axis.get(i) for i in range(3)] if not isinstance(axis, tuple) else axis)
-        self.norm = float(np.linalg.norm(vec))
-        self.axis = vec / self.norm if self.norm > 0 else vec
-        self.linear: tuple[float, float] | None = None
-        self.constant: float | None = None
-        cls = function.getConcreteClassName() if function is not None else "identity"
-        self.cls = cls
-        if function is None:
-            self.linear = (1.0, 0.0)
-        elif cls == "Constant" or not coords:
-            self.constant = float(function.calcValue(osim.Vector(max(len(coords), 1), 0.0)))
-        elif cls == "LinearFunction" and len(coords) == 1:
-            f = osim.LinearFunction.safeDownCast(function)
-            self.linear = (float(f.getSlope()), float(f.getIntercept()))
-        elif cls == "MultiplierFunction" and len(coords) == 1:
-            f = osim.MultiplierFunction.safeDownCast(function)
-            inner = f.getFunction()
-            if inner.getConcreteClassName() == "LinearFunction":
-                lf = osim.LinearFunction.safeDownCast(inner)
-                scale = float(f.getScale())
-                self.linear = (scale * float(lf.getSlope()), scale * float(lf.getIntercept()))
-
-    def value(self, osim, values: dict[str, float]) -> float:
-        """The axis value (rad or length) at coordinate ``values``."""
-        if self.function is None:
-            return values[self.coords[0]]
-        vec = osim.Vector(max(len(self.coords), 1), 0.0)
-        for i, c in enumerate(self.coords):
-            vec.set(i, values[c])
-        return float(self.function.calcValue(vec))
-
-    def step(self, value: float) -> Fixed:
-        """The axis at ``value`` (rad or length) as a fixed transform."""
-        if self.kind == "slide":
-            return Fixed(self.axis * value)
-        return _rotation(self.axis, value)
 
 
 def import_osim(path: str | Path, *, strict: bool = False, source: str | None = None) -> BodyPlan:
@@ -190,7 +124,7 @@ def _convert(osim, model, path: Path, file: str, index: XmlIndex, strict: bool) 
     bodies = [b.getName() for b in model.getBodySet()]
     markers = [mk.getName() for mk in model.getMarkerSet()]
     joints = list(model.getJointSet())
-    couplers, couplers_named = _couplers(osim, model)
+    coupled, couplers_named = couplers(osim, model)
     builder = PlanBuilder(reserved=["ground", *bodies, *markers])
     node_of = {"ground": builder.add_body("ground", None, [])}
     used: dict[str, str] = {}
@@ -205,8 +139,8 @@ def _convert(osim, model, path: Path, file: str, index: XmlIndex, strict: bool) 
         for joint in ready:
             pending.remove(joint)
             child = joint.getChildFrame().findBaseFrame().getName()
-            axes = _axes(osim, joint, index, file)
-            steps: list[Step] = [_transform(joint.getParentFrame().findTransformInBaseFrame())]
+            axes = joint_axes(osim, joint, index, file)
+            steps: list[Step] = [transform(joint.getParentFrame().findTransformInBaseFrame())]
             frozen = []
             for ax in axes:
                 if ax.constant is not None:
@@ -216,10 +150,10 @@ def _convert(osim, model, path: Path, file: str, index: XmlIndex, strict: bool) 
                 else:
                     frozen.append(ax)
                     steps.append(ax.step(ax.value(osim, defaults)))
-            steps.append(inverse(_transform(joint.getChildFrame().findTransformInBaseFrame())))
+            steps.append(inverse(transform(joint.getChildFrame().findTransformInBaseFrame())))
             if frozen:
                 approximations.append(
-                    _approximate(
+                    approximate(
                         osim,
                         joint,
                         axes,
@@ -227,7 +161,7 @@ def _convert(osim, model, path: Path, file: str, index: XmlIndex, strict: bool) 
                         steps,
                         coords,
                         defaults,
-                        couplers,
+                        coupled,
                         index,
                         file,
                         strict,
@@ -241,7 +175,7 @@ def _convert(osim, model, path: Path, file: str, index: XmlIndex, strict: bool) 
             entries.append({"coordinate": name, "type": "frozen", "value": defaults[name]})
     for mk in model.getMarkerSet():
         frame = mk.getParentFrame()
-        at = compose(_transform(frame.findTransformInBaseFrame()), Fixed(_vec(mk.get_location())))
+        at = compose(transform(frame.findTransformInBaseFrame()), Fixed(_vec(mk.get_location())))
         builder.add_point(mk.getName(), node_of[frame.findBaseFrame().getName()], at.pos)
     couplings = [
         {"constraint": c.getName(), "class": c.getConcreteClassName()}
@@ -273,33 +207,7 @@ def _vec(v) -> np.ndarray:
     return np.array([v.get(i) for i in range(3)])
 
 
-def _axes(osim, joint, index: XmlIndex, file: str) -> list[_Axis]:
-    cls = joint.getConcreteClassName()
-    names = [joint.get_coordinates(i).getName() for i in range(joint.numCoordinates())]
-    if cls in _SIMPLE:
-        return [
-            _Axis(osim, kind, axis, [names[i]], None, f"{cls} coordinate {names[i]}")
-            for kind, axis, i in _SIMPLE[cls]
-        ]
-    if cls != "CustomJoint":
-        line = index.line(cls, joint.getName())
-        raise BodyPlanError(
-            file,
-            f'<{cls} name="{joint.getName()}"> (line {line}): joint type {cls!r} is not one of '
-            f"{', '.join(SUPPORTED)}",
-        )
-    st = osim.CustomJoint.safeDownCast(joint).getSpatialTransform()
-    out = []
-    for i in (3, 4, 5, 0, 1, 2):
-        ta = st.getTransformAxis(i)
-        arr = ta.getCoordinateNamesInArray()
-        cs = [arr.get(k) for k in range(arr.getSize())]
-        kind = "slide" if i >= 3 else "hinge"
-        out.append(_Axis(osim, kind, ta.getAxis(), cs, ta.get_function(), ta.getName()))
-    return out
-
-
-def _dof_step(ax: _Axis, joint: str, coords, used, entries, file) -> Axis:
+def _dof_step(ax: TransformAxis, joint: str, coords, used, entries, file) -> Axis:
     name = ax.coords[0]
     coord = coords[name]
     slope, intercept = ax.linear  # type: ignore[misc]
@@ -326,80 +234,3 @@ def _dof_step(ax: _Axis, joint: str, coords, used, entries, file) -> Axis:
         {"coordinate": name, "dof": dof, "scale": slope, "offset": intercept, "joint": joint}
     )
     return Axis(ax.kind, ax.axis, dof, limits, node=joint, neutral=default)
-
-
-def _couplers(osim, model) -> tuple[dict[str, tuple[str, Any]], dict[str, tuple[str, str]]]:
-    """Single-independent coordinate couplers: dependent -> (independent, function)."""
-    out, named = {}, {}
-    for c in model.getConstraintSet():
-        cc = osim.CoordinateCouplerConstraint.safeDownCast(c)
-        if cc is None:
-            continue
-        ind = cc.getIndependentCoordinateNames()
-        if ind.getSize() == 1:
-            out[cc.getDependentCoordinateName()] = (ind.get(0), cc.getFunction())
-            named[c.getName()] = (cc.getDependentCoordinateName(), ind.get(0))
-    return out, named
-
-
-def _approximate(osim, joint, axes, frozen, steps, coords, defaults, couplers, index, file, strict):
-    name = joint.getName()
-    cls = joint.getConcreteClassName()
-    line = index.line(cls, name)
-    which = sorted({c for ax in frozen for c in ax.coords})
-    detail = ", ".join(f"{ax.label} ({ax.cls} of {', '.join(ax.coords)})" for ax in frozen)
-    if strict:
-        raise BodyPlanError(
-            file,
-            f'<{cls} name="{name}"> (line {line}): {detail} is not linear in one coordinate; '
-            "a body plan cannot express it (strict import refuses it)",
-        )
-    samples = []
-    for c in which:
-        # a coupled coordinate follows its independent one over that one's range
-        driver, function = couplers.get(c, (c, None))
-        coord = coords[driver]
-        lo, hi = float(coord.getRangeMin()), float(coord.getRangeMax())
-        for v in np.linspace(lo, hi, _SAMPLES):
-            values = dict(defaults)
-            values[c] = float(v if function is None else function.calcValue(osim.Vector(1, v)))
-            samples.append(values)
-    po, co = steps[0], steps[-1]
-    worst = 0.0
-    for values in samples:
-        exact, approx = po, po
-        for ax in axes:
-            v = ax.constant if ax.constant is not None else ax.value(osim, values)
-            exact = compose(exact, ax.step(v))
-            if ax in frozen:
-                approx = compose(approx, ax.step(ax.value(osim, defaults)))
-            else:
-                approx = compose(approx, ax.step(v))
-        exact, approx = compose(exact, co), compose(approx, co)
-        worst = max(worst, float(np.linalg.norm(exact.pos - approx.pos)))
-    rot = max(
-        (
-            abs(ax.value(osim, s) - ax.value(osim, defaults))
-            for ax in frozen
-            if ax.kind == "hinge"
-            for s in samples
-        ),
-        default=0.0,
-    )
-    child = joint.getChildFrame().findBaseFrame().getName()
-    message = (
-        f'{file}: <{cls} name="{name}"> (line {line}): {detail} frozen at the default of '
-        f"coordinate(s) {', '.join(which)}; body {child!r} origin off by up to {worst:.3g} "
-        f"(model length unit) over the coordinates' range"
-    )
-    warnings.warn(message, ConversionWarning, stacklevel=5)
-    return {
-        "joint": name,
-        "coordinates": which,
-        "axes": [ax.label for ax in frozen],
-        "functions": [ax.cls for ax in frozen],
-        "frozen_at": {c: defaults[c] for c in which},
-        "child": child,
-        "max_origin_error": worst,
-        "max_rotation_error_rad": rot,
-    }

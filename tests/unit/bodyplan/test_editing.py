@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from pipeline.bodyplan import BodyPlanError, load_body_plan, mannequin
-from pipeline.bodyplan.editing import combine, place, remove_joint, rename, reroot
+from pipeline.bodyplan.editing import combine, place, remove_joint, rename
 from pipeline.bodyplan.io import body_plan_to_dict
+from pipeline.bodyplan.rerooting import reroot
 from pipeline.kinematics import forward_kinematics
 from pipeline.kinematics.rotations import quat_normalize
 from pipeline.solve import SolverConfig, solve_sequence
@@ -166,4 +167,4 @@ def test_combine_two_mannequins_fits_two_individuals(rng):
     fit = solve_sequence(both, targets, config=cfg)
     assert float(np.nanmax(fit.rms_error)) < 1e-6  # metres: both individuals recovered
     observed = ~np.isnan(targets[..., 0])
-    np.testing.assert_allclose(fit.fitted_positions[observed], targets[observed], atol=1e-5)
+    np.testing.assert_allclose(fit.fitted_position[observed], targets[observed], atol=1e-5)
