@@ -2,7 +2,8 @@
 
 The fixture modules in ``tests/fixtures/`` are pytest plugins, registered here once:
 ``orchestration`` (one Prefect test harness per session, a module-scoped local Dask
-cluster), ``fit_archive`` (a small fitted archive built once), ``reliability_fixtures``.
+cluster), ``fit_archive`` (a small fitted archive built once), ``reliability_fixtures``,
+``slurm`` (a real one-node SLURM cluster).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ pytest_plugins = [
     "tests.fixtures.orchestration",
     "tests.fixtures.fit_archive",
     "tests.fixtures.reliability_fixtures",
+    "tests.fixtures.slurm",
 ]
 
 

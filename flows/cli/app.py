@@ -177,7 +177,9 @@ def _fit_config(
 
     cluster = cluster_override(workers, scheduler)
     if config is not None:
-        check_workers_option(workers, load_run_config(config, assignments=assignments or ()))
+        check_workers_option(
+            workers, load_run_config(config, assignments=assignments or ()).cluster
+        )
         overrides = {"body_plan": body_plan, "cluster": cluster}
         return load_run_config(config, overrides=overrides, assignments=assignments or ())
     if body_plan is None:
