@@ -44,6 +44,7 @@ def client():
         yield client
 
 
+@pytest.mark.slow
 def test_failed_chunk_is_refitted_alone_on_rerun(plan, tracks, uninterrupted, client, tmp_path):
     """Two workers; chunk task 2 fails once (a fault wrapper sent to the workers)."""
     out = tmp_path / "fit.zarr"

@@ -72,6 +72,7 @@ def _data(fit):
     return fit.drop_attrs().load()
 
 
+@pytest.mark.slow
 def test_round_trip_store_has_exactly_the_design_layout(plan, session, client, tmp_path):
     tracks_path, synth = session
     out = tmp_path / "fit.zarr"
@@ -116,6 +117,7 @@ def test_round_trip_store_has_exactly_the_design_layout(plan, session, client, t
     assert np.isnan(seams[0]).all() and np.all(seams[1:] < 1e-3)
 
 
+@pytest.mark.slow
 def test_chunking_invariance_three_chunk_sizes_one_and_two_workers(
     plan, client, tmp_path, record_property
 ):
@@ -138,6 +140,7 @@ def test_chunking_invariance_three_chunk_sizes_one_and_two_workers(
     np.testing.assert_array_equal(fits[(80, 1)], fits[(80, 2)])
 
 
+@pytest.mark.slow
 def test_fingerprint_skips_a_current_fit_and_refits_on_any_change(plan, tmp_path, rng):
     synth = synthesize(plan, SynthConfig(n_frames=120), rng)
     tracks = write_tracks(synth.tracks, tmp_path / "t.zarr", chunk_frames=60)

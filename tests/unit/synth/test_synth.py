@@ -57,6 +57,7 @@ def test_trajectories_are_smooth(fly, rng):
     assert step < 0.05  # rad per frame at 100 fps
 
 
+@pytest.mark.slow
 def test_measurement_noise_dropouts_outliers_and_confidence(fly, rng):
     config = SynthConfig(n_frames=2000, noise=0.01, dropout=0.1, dropout_run=4, outliers=0.02)
     tracks, truth = synthesize(fly, config, rng)
