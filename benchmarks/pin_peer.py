@@ -205,7 +205,7 @@ class PinGaussNewton:
         return np.array([data.oMf[int(f)].translation for f in self._frame_ids])
 
     def split(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``q`` -> (dof_values (n_dofs,), root_position (3,), root_orientation (4,) wxyz)."""
+        """``q`` -> (dof_value (n_dofs,), root_position (3,), root_orientation (4,) wxyz)."""
         q = np.asarray(q)
         r = self.body.nq_root
         if r == 0:
@@ -215,14 +215,14 @@ class PinGaussNewton:
 
     def join(
         self,
-        dof_values: np.ndarray,
+        dof_value: np.ndarray,
         root_position: np.ndarray | None = None,
         root_orientation: np.ndarray | None = None,
     ) -> np.ndarray:
         """Pinocchio ``q`` from DOF values and a root pose (quaternion ``w, x, y, z``)."""
         q = self.body.q_neutral.copy()
         r = self.body.nq_root
-        q[r:] = dof_values
+        q[r:] = dof_value
         if r:
             if root_position is not None:
                 q[:3] = root_position

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.solve import SolverConfig, solve_sequence
+from pipeline.solve import FitResult, SolverConfig, solve_sequence
 from pipeline.store.atomic import retry_io
 from pipeline.store.chunks import mark_done, write_chunk
+from pipeline.store.fit import TIME_VARIABLES
 from pipeline.store.tracks import read_frames
 from pipeline.tracks.mapping import KeypointMapping
 from pipeline.tracks.schema import CONFIDENCE_DIMS, DIMS
@@ -51,6 +52,22 @@ def _weights(confidence: np.ndarray, targets: np.ndarray) -> np.ndarray:
     observed = np.isfinite(targets).all(axis=-1)
     weight = np.where(np.isnan(confidence), 1.0, np.clip(confidence, 0.0, None))
     return np.where(observed, weight, 0.0)
+
+
+def _values(results: list[FitResult], keep: slice) -> dict[str, np.ndarray]:
+    """The store's time variables from one result per individual (fields share the names).
+
+    Individuals go on the store's ``individual`` axis (after ``time``; last for
+    ``fitted_position``, whose store layout is ``(time, space, keypoint, individual)``).
+    """
+    values = {}
+    for name in TIME_VARIABLES:
+        parts = [getattr(r, name)[keep] for r in results]
+        if name == "fitted_position":
+            values[name] = np.stack(parts, axis=-1).transpose(0, 2, 1, 3)
+        else:
+            values[name] = np.stack(parts, axis=1)
+    return values
 
 
 def fit_chunk(
@@ -86,26 +103,11 @@ def fit_chunk(
         per_individual.append(result)
         seam = np.full((max(task.overlap_frames, 1), task.plan.n_dofs), np.nan)
         if task.start > lo:
-            seam[-(task.start - lo) :] = result.dof_values[: task.start - lo]
+            seam[-(task.start - lo) :] = result.dof_value[: task.start - lo]
         seams.append(seam)
     t2 = time.perf_counter()
 
-    def stack(field: str, axis: int = 1) -> np.ndarray:
-        return np.stack([getattr(r, field)[keep] for r in per_individual], axis=axis)
-
-    values = {
-        "root_position": stack("root_position"),
-        "root_orientation": stack("root_orientation"),
-        "joint_rotation": stack("joint_rotation"),
-        "dof_value": stack("dof_values"),
-        "fitted_position": stack("fitted_positions", axis=-1).transpose(0, 2, 1, 3),
-        "residual": stack("residuals"),
-        "rms_error": stack("rms_error"),
-        "max_error": stack("max_error"),
-        "iterations": stack("iterations"),
-        "converged": stack("converged"),
-        "limit_active": stack("limit_active"),
-    }
+    values = _values(per_individual, keep)
     seam = np.stack(seams, axis=1) if task.k > 0 and task.overlap_frames > 0 else None
 
     def store(attempt: int) -> tuple[float, float, float, float]:

@@ -4,7 +4,7 @@ The compiled model is derived, immutable and cached per (plan, dtype). It groups
 depth so that forward kinematics runs one numpy call per (depth, DOF slot) instead of one
 per joint, and it groups the DOFs into *blocks* (the subtrees hanging from the separator)
 so that the normal equations can be eliminated block by block (see
-:mod:`pipeline.solve.normal`).
+:mod:`pipeline.solve.numpy.normal`).
 
 Separator and blocks
 --------------------

@@ -8,6 +8,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from pipeline.bodyplan.model import BodyPlan
+from pipeline.solve.rules import LOSS_NAMES, LossName
+
 __all__ = ["SolverConfig"]
 
 
@@ -48,6 +51,9 @@ class SolverConfig:
         where plain Gauss-Newton oscillates, at the price of extra evaluations.
     lm_initial_damping : float
         Starting relative damping of ``lm`` mode (default 1e-3).
+    cost_tolerance : float
+        ``lm`` mode also stops when an accepted step lowers the objective by at most
+        this fraction of it (default 0: only a flat objective stops it this way).
     loss : {"l2", "huber", "cauchy"}
         Robust loss on each keypoint's residual distance, by iterative reweighting.
         ``huber`` is quadratic below ``loss_scale`` and linear above; ``cauchy`` grows
@@ -88,7 +94,8 @@ class SolverConfig:
     dtype: Literal["float64", "float32"] = "float64"
     mode: Literal["gn", "lm"] = "gn"
     lm_initial_damping: float = 1e-3
-    loss: Literal["l2", "huber", "cauchy"] = "l2"
+    cost_tolerance: float = 0.0
+    loss: LossName = "l2"
     loss_scale: float = 1.0
     min_confidence: float = 0.0
     lanes: int = 512
@@ -103,7 +110,7 @@ class SolverConfig:
         choices = {
             "dtype": ("float64", "float32"),
             "mode": ("gn", "lm"),
-            "loss": ("l2", "huber", "cauchy"),
+            "loss": LOSS_NAMES,
             "cold_root": ("kabsch", "origin"),
             "warm_start": ("previous", "velocity"),
             "engine": ("auto", "compiled", "numpy"),
@@ -131,6 +138,7 @@ class SolverConfig:
             "angle_tolerance",
             "damping",
             "lm_initial_damping",
+            "cost_tolerance",
             "min_confidence",
         ):
             value = getattr(self, name)
@@ -149,6 +157,22 @@ class SolverConfig:
     def np_dtype(self) -> np.dtype:
         """The numpy dtype of :attr:`dtype`."""
         return np.dtype(self.dtype)
+
+    def effective(self, plan: BodyPlan) -> tuple[float, float]:
+        """The prior weight and position tolerance applied to ``plan``.
+
+        Parameters
+        ----------
+        plan : BodyPlan
+
+        Returns
+        -------
+        neutral_weight : float
+            In (observation unit)^2 per rad^2.
+        position_tolerance : float
+            In the plan's length unit.
+        """
+        return float(self.neutral_weight), float(self.position_tolerance)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (for provenance attrs and fingerprints)."""

@@ -1,25 +1,20 @@
-"""A prepared fitting problem: observations, weights and the per-batch evaluation.
+"""A prepared fitting problem, the input of both engines.
 
-:func:`prepare` validates and normalizes the user's targets and weights once;
-:func:`evaluate` runs forward kinematics for a batch of poses and returns residuals,
-effective (robust) weights and the objective.
+:func:`prepare` validates and normalizes the user's targets and weights once.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
-from pipeline.kinematics.forward import FKState, fk_state
 from pipeline.kinematics.model import KinematicModel, compile_plan
-from pipeline.kinematics.rotations import matrix_to_quat, quat_to_matrix
 from pipeline.solve.config import SolverConfig
-from pipeline.solve.mappers import Identity3D, Mapper, as_mapper
+from pipeline.solve.mappers import Mapper, as_mapper
 
-__all__ = ["Evaluation", "Problem", "evaluate", "kabsch_root", "prepare"]
+__all__ = ["Problem", "prepare"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,6 +31,10 @@ class Problem:
         Observations, zero where missing.
     weight : (T, C, J)
         Observation weights times joint weight scalers; zero where missing.
+    neutral_weight : float
+        The effective prior weight (``SolverConfig.effective``).
+    position_tolerance : float
+        The effective position tolerance (length units).
     """
 
     plan: BodyPlan
@@ -44,6 +43,8 @@ class Problem:
     config: SolverConfig
     obs: np.ndarray
     weight: np.ndarray
+    neutral_weight: float
+    position_tolerance: float
 
     @property
     def n_frames(self) -> int:
@@ -110,117 +111,14 @@ def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper, dtyp
     w = np.where(present, w, 0.0) * plan.joint_weight_scalers
     w = np.minimum(w, np.finfo(dt).max)  # absurd weights overflow the cost: flagged frames
     obs = np.where((w > 0)[..., None], t, 0.0)
-    return Problem(plan, model, mapper, config, obs.astype(dt), w.astype(dt))
-
-
-class Evaluation(NamedTuple):
-    """Forward pass and objective for a batch of poses."""
-
-    st: FKState
-    residual: np.ndarray  # (S, C, J, d), zero where missing
-    weight: np.ndarray  # (S, C, J) effective (robust) weights
-    dist2: np.ndarray  # (S, C, J) squared residual distances
-    cost: np.ndarray  # (S,)
-
-
-def evaluate(
-    prob: Problem,
-    frames: np.ndarray,
-    root_pos: np.ndarray,
-    root_quat: np.ndarray,
-    q: np.ndarray,
-    need_jac: bool,
-) -> Evaluation:
-    """Residuals, robust weights and objective of poses against ``frames``' targets.
-
-    Parameters
-    ----------
-    prob : Problem
-    frames : (S,) int
-        Frame of each pose.
-    root_pos : (S, 3)
-    root_quat : (S, 4)
-    q : (S, N)
-    need_jac : bool
-        Keep DOF axes and pivots for a Jacobian.
-
-    Returns
-    -------
-    Evaluation
-    """
-    model, cfg = prob.model, prob.config
-    free = model.free_base
-    rot = quat_to_matrix(root_quat) if free else None
-    st = fk_state(model, q, root_pos if free else None, rot, need_axes=need_jac)
-    obs = prob.obs[frames]
-    w = prob.weight[frames]
-    pred = prob.mapper.project(st.positions)
-    r = obs - pred
-    valid = (w > 0) & np.isfinite(r).all(axis=-1)
-    r = np.where(valid[..., None], r, 0.0)
-    w = np.where(valid, w, 0.0)
-    d2 = np.sum(r * r, axis=-1)
-    scale = cfg.loss_scale
-    if cfg.loss == "huber":
-        e = np.sqrt(d2)
-        inside = e <= scale
-        rw = np.where(inside, 1.0, scale / np.where(inside, 1.0, e))
-        rho2 = np.where(inside, d2, 2.0 * scale * e - scale * scale)
-    elif cfg.loss == "cauchy":
-        rw = 1.0 / (1.0 + d2 / (scale * scale))
-        rho2 = scale * scale * np.log1p(d2 / (scale * scale))
-    else:
-        rw, rho2 = None, d2
-    dq = q - model.neutral
-    cost = np.sum(w * rho2, axis=(1, 2)) + cfg.neutral_weight * np.sum(
-        model.prior_scale * dq * dq, axis=1
+    neutral_weight, position_tolerance = config.effective(plan)
+    return Problem(
+        plan,
+        model,
+        mapper,
+        config,
+        obs.astype(dt),
+        w.astype(dt),
+        neutral_weight,
+        position_tolerance,
     )
-    weff = w if rw is None else (w * rw).astype(model.dtype)
-    return Evaluation(st, r, weff, d2, cost)
-
-
-def kabsch_root(prob: Problem, frames: np.ndarray, q: np.ndarray):
-    """Rigid fit of the pose ``q`` (root at identity) onto the observed 3D keypoints.
-
-    ``q`` is ``(S, N)``, or ``(1, N)`` for one pose fitted to every frame.
-
-    Frames with fewer than three observed keypoints get the identity rotation and a
-    translation matching the observed centroid (or the origin when none is observed).
-
-    Returns
-    -------
-    root_pos : (S, 3)
-    root_quat : (S, 4)
-    """
-    model = prob.model
-    s = frames.size
-    dt = model.dtype
-    pos = np.zeros((s, 3), dt)
-    quat = np.zeros((s, 4), dt)
-    quat[:, 0] = 1.0
-    if not model.free_base or not isinstance(prob.mapper, Identity3D):
-        return pos, quat
-    # float64 throughout: products of far float32 targets overflow the working precision
-    local = fk_state(model, q, need_axes=False).positions.astype(np.float64)
-    local = np.broadcast_to(local, (s, *local.shape[1:]))  # (S, J, 3)
-    target = prob.obs[frames, 0].astype(np.float64)
-    w = prob.weight[frames, 0].astype(np.float64)
-    wsum = w.sum(axis=1)
-    has = (wsum > 0) & np.isfinite(wsum)
-    wn = w / np.where(has, wsum, 1.0)[:, None]
-    c_local = np.einsum("sj,sjk->sk", wn, local)
-    c_target = np.einsum("sj,sjk->sk", wn, target)
-    h = np.einsum("sj,sja,sjb->sab", wn, local - c_local[:, None], target - c_target[:, None])
-    finite = has & np.isfinite(h).all(axis=(1, 2)) & np.isfinite(c_target).all(axis=1)
-    h = np.where(finite[:, None, None], h, np.eye(3))  # SVD raises on non-finite input
-    u, sv, vt = np.linalg.svd(h)
-    det = np.sign(np.linalg.det(np.matmul(u, vt)))
-    fix = np.ones((s, 3))
-    fix[:, 2] = det
-    rot = np.matmul(vt.transpose(0, 2, 1) * fix[:, None, :], u.transpose(0, 2, 1))
-    enough = ((w > 0).sum(axis=1) >= 3) & (sv[:, 1] > 1e-9 * np.maximum(sv[:, 0], 1e-30))
-    rot = np.where((finite & enough)[:, None, None], rot, np.eye(3))
-    quat = matrix_to_quat(rot).astype(dt)
-    pos = np.where(finite[:, None], c_target - np.einsum("sab,sb->sa", rot, c_local), 0.0)
-    big = np.finfo(dt).max
-    return np.clip(pos, -big, big).astype(dt), quat

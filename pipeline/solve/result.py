@@ -13,9 +13,12 @@ __all__ = ["FitResult"]
 class FitResult:
     """Fitted poses and diagnostics of ``T`` frames.
 
+    Fields are named as the fit store's variables (:data:`pipeline.store.fit.VARIABLES`),
+    singular: one name per quantity from the solver to the store.
+
     Attributes
     ----------
-    dof_values : (T, n_dofs)
+    dof_value : (T, n_dofs)
         Solver coordinates (rad, or length units for slides).
     root_position : (T, 3)
         Root pose position (length units); zeros for a fixed base.
@@ -24,9 +27,9 @@ class FitResult:
     joint_rotation : (T, n_joints, 4)
         Each joint's rotation relative to its rest frame, ``(w, x, y, z)``: the canonical
         pose (clamped to the joint's limits).
-    fitted_positions : (T, n_joints, 3)
+    fitted_position : (T, n_joints, 3)
         World keypoints of the fitted pose.
-    residuals : (T, n_joints)
+    residual : (T, n_joints)
         Distance between observation and fit (length units; pixels for 2D views, the
         root mean square over the views that observed the keypoint); NaN where missing.
     rms_error, max_error : (T,)
@@ -34,28 +37,40 @@ class FitResult:
     iterations : (T,) int
         Steps taken.
     converged : (T,) bool
-        The frame met the tolerances within ``n_iterations``.
+        ``stop_reason == 0``: the frame reached a stationary point within
+        ``n_iterations``.
+    stop_reason : (T,) int8
+        Why the frame stopped, a code of :data:`pipeline.solve.rules.STOP_REASONS`:
+        0 ``converged`` (the update fell under the tolerances, or the objective stopped
+        decreasing), 1 ``max_iterations`` (the cap), 2 ``stalled`` (the LM damping blew
+        up, or the objective or pose was not finite), 3 ``no_observations`` (no keypoint
+        observed: the pose is the prior's).
+    objective : (T,)
+        Objective of the fitted pose (robust loss of the weighted residuals plus the
+        neutral prior, with the effective ``neutral_weight``).
     limit_active : (T, n_dofs) bool
         A limit clamp changed the DOF on the last step.
     observed : (T,) int
         Number of observed keypoints (over all views).
     """
 
-    dof_values: np.ndarray
+    dof_value: np.ndarray
     root_position: np.ndarray
     root_orientation: np.ndarray
     joint_rotation: np.ndarray
-    fitted_positions: np.ndarray
-    residuals: np.ndarray
+    fitted_position: np.ndarray
+    residual: np.ndarray
     rms_error: np.ndarray
     max_error: np.ndarray
     iterations: np.ndarray
     converged: np.ndarray
+    stop_reason: np.ndarray
+    objective: np.ndarray
     limit_active: np.ndarray
     observed: np.ndarray
 
     def __len__(self) -> int:
-        return int(self.dof_values.shape[0])
+        return int(self.dof_value.shape[0])
 
     def astype(self, dtype) -> FitResult:
         """The result with its float arrays in ``dtype``.

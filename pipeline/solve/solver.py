@@ -4,7 +4,8 @@
 (:mod:`pipeline.solve.compiled`, one frame at a time) unless ``SolverConfig.engine`` says
 otherwise, and everything else (2D mappers, ``engine="numpy"``) to the numpy engine.
 
-The numpy engine is :mod:`pipeline.solve.lanes` (frames in lockstep lanes).
+The numpy engine is :mod:`pipeline.solve.numpy` (frames in lockstep lanes); the rules
+both engines share are :mod:`pipeline.solve.rules`.
 
 Objective (QuickIK's): ``sum_i w_i |target_i - fk_i|^2 + neutral_weight * sum_k scaler_k
 (q_k - neutral_k)^2`` with ``w_i`` the observation weight times the joint's weight scaler;
@@ -18,17 +19,9 @@ import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.solve.config import SolverConfig
-from pipeline.solve.lanes import (
-    Pose,
-    cold_pose,
-    empty_pose,
-    finalize,
-    frames_in_lanes,
-    initial_pose,
-    sequence_in_lanes,
-)
-from pipeline.solve.limits import clamp
 from pipeline.solve.mappers import Identity3D, as_mapper
+from pipeline.solve.numpy.frames import frames_in_lanes, sequence_in_lanes
+from pipeline.solve.numpy.pose import Pose, clamp, cold_pose, diagnostics, empty_pose, initial_pose
 from pipeline.solve.problem import Problem, prepare
 from pipeline.solve.result import FitResult
 
@@ -89,7 +82,7 @@ def solve_frames(
         Observation weights (confidences); 0 or NaN marks a missing keypoint.
     config : SolverConfig, optional
     initial : FitResult or dict, optional
-        Starting pose (``dof_values``, ``root_position``, ``root_orientation``), one per
+        Starting pose (``dof_value``, ``root_position``, ``root_orientation``), one per
         frame or one broadcast to all. Cold start from the neutral pose when omitted.
     mapper : None, XYView, Camera or list of Camera
         How keypoints are observed (3D when None).
@@ -139,9 +132,9 @@ def solve_sequence(
     prob, compiled = _prepare(plan, targets, weights, config, mapper)
     t = prob.n_frames
     if t == 0:
-        none = np.zeros(0, bool)
+        none = np.zeros(0, np.int8)
         empty = np.zeros((0, plan.n_dofs), bool)
-        out = finalize(prob, empty_pose(prob.model, 0), np.zeros(0, np.int32), none, empty)
+        out = diagnostics(prob, empty_pose(prob.model, 0), np.zeros(0, np.int32), none, empty)
         return out.astype(config.np_dtype)
     if compiled:
         return _run_compiled(prob, None, chained=True)

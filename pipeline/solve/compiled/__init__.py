@@ -1,24 +1,32 @@
 """Compiled (numba) engine for direct 3D observations.
 
-The numpy engine (:mod:`pipeline.solve.solver`) runs many frames in lockstep so that each
+The numpy engine (:mod:`pipeline.solve.numpy`) runs many frames in lockstep so that each
 numpy call is wide; its cost is bound by numpy's per-call and per-temporary overhead on
-small arrays. This engine runs the same algorithm one frame at a time in compiled loops:
-forward kinematics joint by joint, the normal equations from subtree moments, and a
-leaves-first factorization of the tree-sparse normal matrix. Kernels compile on first use
-and are cached on disk (numba's ``cache=True``), so later processes load them.
+small arrays. This engine runs the same algorithm (:mod:`pipeline.solve.rules`) one frame
+at a time in compiled loops: forward kinematics joint by joint (``forward``), the normal
+equations from subtree moments and a leaves-first factorization of the tree-sparse normal
+matrix (``normal``), pose updates and diagnostics (``pose``), the iteration loop
+(``frames``), with the kernel's inputs, settings, scratch and outputs as named bundles
+(``bundles``). Kernels compile on first use and are cached on disk (numba's
+``cache=True``), so later processes load them; :func:`warm_up` does that up front.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pipeline.solve.compiled.forward import LOSS_CODES
+from pipeline.solve.compiled.bundles import Inputs, outputs, settings, workspace
 from pipeline.solve.compiled.frames import solve_frames_kernel
 from pipeline.solve.compiled.tables import tables
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
+from pipeline.solve.rules import CONVERGED
 
 __all__ = ["solve_compiled"]
+
+
+def _f64(a: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(a, dtype=np.float64)
 
 
 def solve_compiled(
@@ -29,6 +37,7 @@ def solve_compiled(
     chained: bool,
     velocity: bool = False,
     kabsch: bool = False,
+    cold: np.ndarray | None = None,
 ) -> FitResult:
     """Solve a 3D problem frame by frame.
 
@@ -40,12 +49,15 @@ def solve_compiled(
         Clamped starting poses: one per frame, or one for every frame that is not
         warm-started (``T0 == 1``).
     chained : bool
-        Warm-start every frame from the one before.
+        Warm-start every frame from the one before (except the ``cold`` ones).
     velocity : bool
         Constant-velocity warm start (with ``chained``).
     kabsch : bool
         Cold-start the root of every frame that is not warm-started by a rigid fit of the
         starting pose to its targets (``SolverConfig.cold_root == "kabsch"``).
+    cold : (T,) bool, optional
+        With ``chained``: frames that start cold (the first of each of several sequences
+        laid end to end). Default: the first frame only.
 
     Returns
     -------
@@ -55,60 +67,37 @@ def solve_compiled(
     cfg = prob.config
     tb = tables(prob.plan)
     t = prob.n_frames
-    n = prob.plan.n_dofs
-    q = np.empty((t, n))
-    rp = np.empty((t, 3))
-    rq = np.empty((t, 4))
-    iterations = np.zeros(t, np.int32)
-    converged = np.zeros(t, np.bool_)
-    active = np.zeros((t, n), np.bool_)
-    nj = prob.plan.n_joints
-    fitted = np.empty((t, nj, 3))
-    joint_rot = np.empty((t, nj, 4))
-    residuals = np.empty((t, nj))
-    stats = np.zeros((t, 3))
+    if cold is None:
+        cold = np.zeros(t, np.bool_)
+        cold[:1] = True
+    inp = Inputs(
+        _f64(prob.obs[:, 0]),
+        _f64(prob.weight[:, 0]),
+        _f64(q0),
+        _f64(root_pos0),
+        _f64(root_quat0),
+        np.ascontiguousarray(cold, dtype=np.bool_),
+    )
+    kernel_cfg = settings(
+        cfg, prob.neutral_weight, prob.position_tolerance, chained, velocity, kabsch
+    )
+    out = outputs(tb, t)
     if t:
-        solve_frames_kernel(
-            tb,
-            np.ascontiguousarray(prob.obs[:, 0], dtype=np.float64),
-            np.ascontiguousarray(prob.weight[:, 0], dtype=np.float64),
-            np.ascontiguousarray(q0, dtype=np.float64),
-            np.ascontiguousarray(root_pos0, dtype=np.float64),
-            np.ascontiguousarray(root_quat0, dtype=np.float64),
-            chained,
-            velocity,
-            kabsch,
-            cfg.n_iterations,
-            cfg.mode == "gn",
-            float(cfg.neutral_weight),
-            float(cfg.damping),
-            float(cfg.lm_initial_damping),
-            float(cfg.position_tolerance),
-            float(cfg.angle_tolerance),
-            LOSS_CODES[cfg.loss],
-            float(cfg.loss_scale),
-            q,
-            rp,
-            rq,
-            iterations,
-            converged,
-            active,
-            fitted,
-            joint_rot,
-            residuals,
-            stats,
-        )
+        solve_frames_kernel(tb, inp, kernel_cfg, workspace(tb), out)
+    stats = out.stats
     return FitResult(
-        dof_values=q,
-        root_position=rp,
-        root_orientation=rq,
-        joint_rotation=joint_rot,
-        fitted_positions=fitted,
-        residuals=residuals,
+        dof_value=out.dof_value,
+        root_position=out.root_position,
+        root_orientation=out.root_orientation,
+        joint_rotation=out.joint_rotation,
+        fitted_position=out.fitted_position,
+        residual=out.residual,
         rms_error=stats[:, 0],
         max_error=stats[:, 1],
-        iterations=iterations,
-        converged=converged,
-        limit_active=active,
+        iterations=out.iterations,
+        converged=out.stop_reason == CONVERGED,
+        stop_reason=out.stop_reason,
+        objective=stats[:, 3],
+        limit_active=out.limit_active,
         observed=stats[:, 2].astype(np.int32),
     ).astype(cfg.np_dtype)

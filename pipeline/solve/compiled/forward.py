@@ -14,17 +14,12 @@ import numpy as np
 from pipeline.kinematics.model import HINGE, SLIDE, SWING1
 from pipeline.solve.compiled.so3 import axis_angle, expmap_and_left_jacobian
 from pipeline.solve.compiled.tables import Tables
+from pipeline.solve.rules import CAUCHY, HUBER, INLINE, JIT
 
-__all__ = ["LOSS_CODES", "fk", "objective"]
-
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
-_INLINE = {**_JIT, "inline": "always"}
-
-#: Kernel codes of :attr:`SolverConfig.loss`.
-LOSS_CODES = {"l2": 0, "huber": 1, "cauchy": 2}
+__all__ = ["fk", "objective"]
 
 
-@nb.njit(**_INLINE)
+@nb.njit(**INLINE)
 def _load33(a: np.ndarray, j: int) -> tuple:
     return (
         a[j, 0, 0], a[j, 0, 1], a[j, 0, 2],
@@ -33,7 +28,7 @@ def _load33(a: np.ndarray, j: int) -> tuple:
     )  # fmt: skip
 
 
-@nb.njit(**_INLINE)
+@nb.njit(**INLINE)
 def _mul33(a: tuple, b: tuple) -> tuple:
     return (
         a[0] * b[0] + a[1] * b[3] + a[2] * b[6],
@@ -48,7 +43,7 @@ def _mul33(a: tuple, b: tuple) -> tuple:
     )
 
 
-@nb.njit(**_INLINE)
+@nb.njit(**INLINE)
 def _mix(r: tuple, al: int, c: float, s: float) -> tuple:
     """``r @ R(e_al, angle)``: columns ``al+1``, ``al+2`` rotate into each other."""
     if al == 0:
@@ -70,7 +65,7 @@ def _mix(r: tuple, al: int, c: float, s: float) -> tuple:
     )  # fmt: skip
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def fk(
     tb: Tables,
     q: np.ndarray,
@@ -179,7 +174,7 @@ def fk(
             rot[j, i // 3, i % 3] = r[i]
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def objective(
     tb: Tables,
     pos: np.ndarray,
@@ -203,7 +198,7 @@ def objective(
     q : (N,) DOF values
     neutral_weight : float
     loss : int
-        0 l2, 1 huber, 2 cauchy (:data:`LOSS_CODES`).
+        A code of :data:`pipeline.solve.rules.LOSS_CODES`.
     scale : float
         Robust loss scale (length units).
     res : (J, 3) out
@@ -229,7 +224,7 @@ def objective(
             weff[j] = 0.0
             continue
         res[j, 0], res[j, 1], res[j, 2] = r0, r1, r2
-        if loss == 1:
+        if loss == HUBER:
             e = math.sqrt(d2)
             if e <= scale:
                 weff[j] = wj
@@ -237,7 +232,7 @@ def objective(
             else:
                 weff[j] = wj * scale / e
                 cost += wj * (2.0 * scale * e - s2)
-        elif loss == 2:
+        elif loss == CAUCHY:
             weff[j] = wj / (1.0 + d2 / s2)
             cost += wj * s2 * math.log1p(d2 / s2)
         else:

@@ -1,6 +1,6 @@
 """Compiled normal equations of one frame: subtree moments and a no-fill tree factorization.
 
-Assembly is :mod:`pipeline.solve.moments` done one joint at a time: every Jacobian column
+Assembly is :mod:`pipeline.solve.numpy.moments` done one joint at a time: every Jacobian column
 is a screw ``xi = (a, m)`` moving keypoint ``p`` by ``a x p + m``, so the entry of two
 coordinates on one path is ``xi_k^T Phi_l xi_l`` with ``Phi_l`` made of the moments of
 the keypoints that the lower coordinate ``l`` moves, and the gradient entry is
@@ -20,14 +20,12 @@ import numba as nb
 import numpy as np
 
 from pipeline.solve.compiled.tables import Tables
+from pipeline.solve.rules import INLINE, JIT
 
 __all__ = ["assemble", "solve_tree"]
 
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
-_INLINE = {**_JIT, "inline": "always"}
 
-
-@nb.njit(**_INLINE)
+@nb.njit(**INLINE)
 def _phi_times(mom: np.ndarray, j: int, xi: np.ndarray, s: int, out: np.ndarray) -> None:
     """``out[s] = Phi(mom[j]) @ xi[s]``, ``Phi = [[tr(M2) I - M2, [m1]x], [-[m1]x, m0 I]]``."""
     m0, m1x, m1y, m1z = mom[j, 0], mom[j, 1], mom[j, 2], mom[j, 3]
@@ -42,7 +40,7 @@ def _phi_times(mom: np.ndarray, j: int, xi: np.ndarray, s: int, out: np.ndarray)
     out[s, 5] = m0 * mz - (m1x * ay - m1y * ax)
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def assemble(
     tb: Tables,
     pos: np.ndarray,
@@ -155,7 +153,7 @@ def assemble(
             hr[s, c] = f[s, (c + 3) % 6]
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def solve_tree(
     tb: Tables, hd: np.ndarray, hc: np.ndarray, hr: np.ndarray, g: np.ndarray, x: np.ndarray
 ) -> bool:

@@ -10,6 +10,13 @@ import numpy as np
 from pipeline.kinematics.model import HINGE, SWING1
 from pipeline.solve.compiled.so3 import matrix_to_quat, quat_from_rotvec_times
 from pipeline.solve.compiled.tables import Tables
+from pipeline.solve.rules import (
+    BALL_SLACK_ULPS,
+    INLINE,
+    JIT,
+    KABSCH_MIN_KEYPOINTS,
+    KABSCH_RANK_RTOL,
+)
 
 __all__ = [
     "apply_step",
@@ -22,28 +29,25 @@ __all__ = [
     "warm_start",
 ]
 
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
-_INLINE = {**_JIT, "inline": "always"}
 
-
-@nb.njit(**_INLINE)
+@nb.njit(**INLINE)
 def copy(src: np.ndarray, dst: np.ndarray) -> None:
     """``dst[:] = src`` for 1D arrays, as a plain loop (numba's slice copy costs ~0.1 us)."""
     for i in range(src.shape[0]):
         dst[i] = src[i]
 
 
-@nb.njit(**_INLINE)
+@nb.njit(**INLINE)
 def fill(a: np.ndarray, value) -> None:
     """``a[:] = value`` for a 1D array, as a plain loop."""
     for i in range(a.shape[0]):
         a[i] = value
 
 
-_EPS_TOL = 16 * np.finfo(np.float64).eps
+_EPS_TOL = BALL_SLACK_ULPS * np.finfo(np.float64).eps
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def _clamp_balls(tb: Tables, q: np.ndarray, active: np.ndarray) -> None:
     """Wrap each ball's swing to at most pi, then project it onto its elliptical cone."""
     for k in tb.swing1:
@@ -61,9 +65,9 @@ def _clamp_balls(tb: Tables, q: np.ndarray, active: np.ndarray) -> None:
         q[k], q[k + 1] = s1, s2
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def clamp_into(tb: Tables, q: np.ndarray, wrap: bool, active: np.ndarray) -> None:
-    """Clamp ``q`` ``(N,)`` to the plan's limits in place (:func:`pipeline.solve.limits.clamp`).
+    """Clamp ``q`` ``(N,)`` to the plan's limits in place (:func:`pipeline.solve.numpy.pose.clamp`).
 
     With ``wrap``, unbounded hinge angles are wrapped into ``neutral +- pi``. ``active``
     is set True where the clamp moved a value (never reset here).
@@ -81,7 +85,7 @@ def clamp_into(tb: Tables, q: np.ndarray, wrap: bool, active: np.ndarray) -> Non
     _clamp_balls(tb, q, active)
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def apply_step(
     tb: Tables,
     q: np.ndarray,
@@ -147,7 +151,7 @@ def apply_step(
     return max_pos, max_ang, finite
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def warm_start(
     tb: Tables,
     out_q: np.ndarray,
@@ -191,7 +195,7 @@ def warm_start(
     clamp_into(tb, q, True, scratch)
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray, trig: np.ndarray) -> None:
     """Each joint's rotation relative to its rest frame, ``(J, 4)`` wxyz with ``w >= 0``.
 
@@ -231,7 +235,7 @@ def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray, trig: np.ndarray) ->
         out[j, 0], out[j, 1], out[j, 2], out[j, 3] = w / nrm, x / nrm, y / nrm, z / nrm
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def diagnostics(
     pos: np.ndarray, obs: np.ndarray, w: np.ndarray, res: np.ndarray, stats: np.ndarray
 ) -> None:
@@ -254,13 +258,13 @@ def diagnostics(
     stats[2] = count
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def kabsch_start(
     local: np.ndarray, obs: np.ndarray, w: np.ndarray, rp: np.ndarray, rq: np.ndarray
 ) -> None:
     """Cold-start root pose: the rigid (Kabsch) fit of the neutral keypoints to the targets.
 
-    As :func:`pipeline.solve.problem.kabsch_root`: with no observed keypoint the origin and
+    As :func:`pipeline.solve.numpy.pose.kabsch_start`: with no observed keypoint the origin and
     identity; with fewer than three, or collinear ones, the identity rotation and the
     translation that matches the weighted centroids.
 
@@ -305,7 +309,7 @@ def kabsch_start(
                 return
     rot = np.eye(3)
     u, sv, vt = np.linalg.svd(h)
-    if count >= 3 and sv[1] > 1e-9 * max(sv[0], 1e-30):
+    if count >= KABSCH_MIN_KEYPOINTS and sv[1] > KABSCH_RANK_RTOL * max(sv[0], 1e-30):
         d = np.sign(np.linalg.det(u @ vt))
         for a in range(3):
             for b in range(3):

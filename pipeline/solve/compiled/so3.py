@@ -11,6 +11,8 @@ import math
 import numba as nb
 import numpy as np
 
+from pipeline.solve.rules import INLINE, JIT
+
 __all__ = [
     "axis_angle",
     "expmap_and_left_jacobian",
@@ -20,11 +22,8 @@ __all__ = [
     "quat_to_matrix",
 ]
 
-_JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
-_INLINE = {**_JIT, "inline": "always"}
 
-
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def axis_angle(
     ux: float, uy: float, uz: float, c: float, s: float, out: np.ndarray, i: int
 ) -> None:
@@ -42,7 +41,7 @@ def axis_angle(
     out[2, 2] = c + t * uz * uz
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def expmap_and_left_jacobian(x: float, y: float, z: float, out: np.ndarray) -> None:
     """``exp([v]x)`` into ``out[0]`` and the SO(3) left Jacobian ``J_l(v)`` into ``out[1]``.
 
@@ -64,7 +63,7 @@ def expmap_and_left_jacobian(x: float, y: float, z: float, out: np.ndarray) -> N
     _rodrigues_form(x, y, z, t2, b, c, out, 1)
 
 
-@nb.njit(**_INLINE)
+@nb.njit(**INLINE)
 def _rodrigues_form(
     x: float, y: float, z: float, t2: float, p: float, r: float, out: np.ndarray, i: int
 ) -> None:
@@ -83,7 +82,7 @@ def _rodrigues_form(
     m[2, 1] = p * x + r * yz
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def matmul3(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """``out = a @ b`` for 3x3 matrices (``out`` must not alias ``a`` or ``b``)."""
     for i in range(3):
@@ -92,7 +91,7 @@ def matmul3(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
             out[i, j] = a0 * b[0, j] + a1 * b[1, j] + a2 * b[2, j]
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def quat_to_matrix(q: np.ndarray, out: np.ndarray) -> None:
     """Rotation matrix of the wxyz quaternion ``q`` (normalized here)."""
     n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
@@ -110,7 +109,7 @@ def quat_to_matrix(q: np.ndarray, out: np.ndarray) -> None:
     out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def quat_from_rotvec_times(v: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
     """``normalize(quat(v) * q)``: the world-frame increment ``exp(v)`` applied to ``q``."""
     t = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
@@ -128,7 +127,7 @@ def quat_from_rotvec_times(v: np.ndarray, q: np.ndarray, out: np.ndarray) -> Non
     out[0], out[1], out[2], out[3] = w / n, x / n, y / n, z / n
 
 
-@nb.njit(**_JIT)
+@nb.njit(**JIT)
 def matrix_to_quat(m: np.ndarray, out: np.ndarray) -> None:
     """Unit wxyz quaternion, ``w >= 0``, of the rotation matrix ``m``.
 

@@ -2,7 +2,7 @@
 
 Hostile frames (coordinates near float32's range, a far outlier, coincident keypoints,
 huge weights) go through :func:`solve_sequence` in both precisions and both modes: every
-pose and diagnostic comes back finite (``residuals`` stay NaN only where a keypoint is
+pose and diagnostic comes back finite (``residual`` stay NaN only where a keypoint is
 missing), and frames whose objective overflows are ``converged = False``. A fit of a
 session with such frames stores no NaN and its report and attrs count the frames.
 """
@@ -17,7 +17,7 @@ from pipeline.solve import SolverConfig, solve_sequence
 from pipeline.store import write_tracks
 from pipeline.store.fit import open_fit
 
-POSE = ("dof_values", "root_position", "root_orientation", "joint_rotation", "fitted_positions")
+POSE = ("dof_value", "root_position", "root_orientation", "joint_rotation", "fitted_position")
 DIAGNOSTICS = ("rms_error", "max_error")
 
 
@@ -61,7 +61,7 @@ def test_solver_returns_finite_best_effort(fly, frames, dtype, mode, case):
     observed = (np.abs(targets) <= np.finfo(dtype).max).all(axis=-1)
     if weights is not None:  # weights that underflow the precision mark keypoints missing
         observed &= np.minimum(weights, np.finfo(dtype).max).astype(dtype) > 0
-    assert np.isfinite(result.residuals[observed]).all()
+    assert np.isfinite(result.residual[observed]).all()
     quat_norm = np.linalg.norm(result.root_orientation, axis=-1)
     np.testing.assert_allclose(quat_norm, 1.0, atol=1e-3)
 

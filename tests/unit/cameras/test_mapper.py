@@ -10,8 +10,8 @@ from pipeline.cameras import Camera, pack, project, triangulate
 from pipeline.kinematics import compile_plan, forward_kinematics
 from pipeline.solve import Camera as PinholeCamera
 from pipeline.solve import SolverConfig, solve_frames
-from pipeline.solve.limits import clamp
 from pipeline.solve.mappers import CalibratedCameras, Cameras, as_mapper
+from pipeline.solve.numpy.pose import clamp
 from tests.unit.cameras.rig import FISHEYE, RADTAN, look_at
 
 
@@ -81,7 +81,7 @@ def _fit(plan, obs, weights, cams, init_root):
         mode="lm",
     )
     init = {
-        "dof_values": plan.neutral,
+        "dof_value": plan.neutral,
         "root_position": init_root,
         "root_orientation": np.array([1.0, 0.0, 0.0, 0.0]),
     }
@@ -101,7 +101,7 @@ def test_fit_recovers_the_angles_from_four_distorted_views(rng):
     pelvis = triangulate(cams, obs[:, :, 0])
     r = _fit(plan, obs, None, cams, pelvis)
     assert r.rms_error.max() < 1e-6  # pixels
-    assert np.abs(r.dof_values - q).max() < 1e-6  # rad
+    assert np.abs(r.dof_value - q).max() < 1e-6  # rad
     assert np.abs(r.root_position - root).max() < 1e-8  # m
 
 
@@ -114,11 +114,11 @@ def test_noisy_pixels_with_confidences(rng):
     conf = rng.uniform(0.6, 1.0, obs.shape[:-1])
     obs[:, 1:, 12] = np.nan  # the left thumb only seen by camera 0
     r = _fit(plan, obs, conf, cams, triangulate(cams, obs[:, :, 0], conf[:, :, 0]))
-    err = np.abs(r.dof_values - q)
+    err = np.abs(r.dof_value - q)
     assert np.median(err) < 0.02  # rad, 1 px noise at 3 m
-    assert np.all(np.isfinite(r.fitted_positions))
+    assert np.all(np.isfinite(r.fitted_position))
     # the one-view keypoint still lands close to the truth (the skeleton carries it)
-    assert np.linalg.norm(r.fitted_positions[:, 12] - p3[:, 12], axis=-1).max() < 0.02
+    assert np.linalg.norm(r.fitted_position[:, 12] - p3[:, 12], axis=-1).max() < 0.02
 
 
 def test_points_behind_a_camera_drop_out():

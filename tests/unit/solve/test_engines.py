@@ -47,15 +47,16 @@ ATOL = 1e-9  # float64 agreement of converged answers (module docstring)
 STEP_ATOL = 1e-10  # one Gauss-Newton step from the same start (test_one_step_agrees)
 
 FLOATS = (
-    "dof_values",
+    "dof_value",
     "root_position",
-    "fitted_positions",
-    "residuals",
+    "fitted_position",
+    "residual",
     "rms_error",
     "max_error",
+    "objective",
 )
 QUATS = ("root_orientation", "joint_rotation")
-EXACT = ("iterations", "converged", "limit_active", "observed")
+EXACT = ("iterations", "converged", "stop_reason", "limit_active", "observed")
 
 
 def sign_aligned(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -136,7 +137,7 @@ def problem(seed: int, kinds=False, limits=False, fixed_base=False, wild=False, 
     weights = rng.uniform(0.3, 1.0, size=targets.shape[:2])
     missing = rng.random(targets.shape[:2]) < 0.1
     targets[missing] = np.nan
-    truth = {"dof_values": q, "root_position": root_pos, "root_orientation": root_quat}
+    truth = {"dof_value": q, "root_position": root_pos, "root_orientation": root_quat}
     return plan, targets, weights, truth
 
 
@@ -153,14 +154,14 @@ def test_engines_agree_in_float64(family, solver, start):
         # a perturbed truth, one per frame (clamped into the limits by both engines)
         rng = np.random.default_rng(seed + 100)
         init = dict(
-            truth, dof_values=truth["dof_values"] + rng.normal(0, 0.2, truth["dof_values"].shape)
+            truth, dof_value=truth["dof_value"] + rng.normal(0, 0.2, truth["dof_value"].shape)
         )
         a, b = engines(solve_frames, plan, targets, weights, initial=init, **cfg)
     else:
         a, b = engines(solve_sequence, plan, targets, weights, warm_start=start, **cfg)
     assert a.converged.all(), "choose a problem whose frames converge (module docstring)"
     assert_same(a, b)
-    assert np.isnan(a.residuals).any()  # some keypoints were missing
+    assert np.isnan(a.residual).any()  # some keypoints were missing
     if options.get("wild"):
         assert a.limit_active.any()
     if options["kinds"]:
@@ -178,9 +179,9 @@ def test_sequences_wrap_unbounded_hinges_alike(warm_start):
                    n_iterations=30, position_tolerance=1e-10, angle_tolerance=1e-10)  # fmt: skip
     assert a.converged.all()
     assert_same(a, b)
-    np.testing.assert_allclose(a.fitted_positions, targets, atol=1e-9)
-    assert np.abs(a.dof_values[:, 0]).max() < np.pi + 0.4  # wrapped, not wound up
-    assert np.ptp(np.unwrap(a.dof_values[:, 0])) > 3 * np.pi  # ... while it spun
+    np.testing.assert_allclose(a.fitted_position, targets, atol=1e-9)
+    assert np.abs(a.dof_value[:, 0]).max() < np.pi + 0.4  # wrapped, not wound up
+    assert np.ptp(np.unwrap(a.dof_value[:, 0])) > 3 * np.pi  # ... while it spun
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -204,7 +205,7 @@ def test_one_step_agrees(seed, solver):
     start_q, start_pos, start_quat = random_pose(plan, rng, n=5, scale=1.0)
     cfg = {"n_iterations": 1, "position_tolerance": 0.0, "angle_tolerance": 0.0}
     cfg |= SOLVERS[solver]
-    start = {"dof_values": start_q}
+    start = {"dof_value": start_q}
     if not plan.fixed_base:  # see test_fixed_base_ignores_an_initial_root_pose
         start |= {"root_position": start_pos, "root_orientation": start_quat}
     for initial in (None, start):
@@ -226,7 +227,7 @@ def test_float32_is_the_float64_solve_rounded():
     targets = targets.astype(np.float32).astype(np.float64)
     weights = weights.astype(np.float32).astype(np.float64)
     init = {
-        "dof_values": plan.neutral,
+        "dof_value": plan.neutral,
         "root_position": np.float32([0.25, -0.5, 0.125]),
         "root_orientation": np.array([1.0, 0.0, 0.0, 0.0]),
     }
@@ -305,7 +306,7 @@ def test_fly_sequence_compiled_reaches_quickik_and_matches_numpy(fly_native):
     b = solve_sequence(plan, targets, config=SolverConfig(engine="numpy", lanes=1))
     assert_same(a, b)
     auto = solve_sequence(plan, targets)  # auto: 3D observations take the compiled engine
-    np.testing.assert_array_equal(auto.dof_values, a.dof_values)
+    np.testing.assert_array_equal(auto.dof_value, a.dof_value)
 
 
 def test_fly_sequence_compiled_float32_agrees_with_float64(fly_native):
@@ -316,9 +317,9 @@ def test_fly_sequence_compiled_float32_agrees_with_float64(fly_native):
         solve_sequence(plan, targets, config=SolverConfig(engine="compiled", dtype=dt))
         for dt in ("float64", "float32")
     )
-    assert r32.dof_values.dtype == r32.fitted_positions.dtype == np.float32
-    np.testing.assert_allclose(r32.dof_values, r64.dof_values, rtol=0, atol=1e-5)
-    np.testing.assert_allclose(r32.fitted_positions, r64.fitted_positions, rtol=0, atol=1e-5)
+    assert r32.dof_value.dtype == r32.fitted_position.dtype == np.float32
+    np.testing.assert_allclose(r32.dof_value, r64.dof_value, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(r32.fitted_position, r64.fitted_position, rtol=0, atol=1e-5)
     assert abs(r32.rms_error.mean() - r64.rms_error.mean()) < 1e-6
 
 
@@ -332,7 +333,7 @@ def fixed_chain_from_a_far_root(engine: str) -> tuple[FitResult, np.ndarray, np.
     q_true = np.array([[0.4, -0.7], [-0.3, 1.1]])
     targets = forward_kinematics(plan, q_true)
     init = {
-        "dof_values": plan.neutral,
+        "dof_value": plan.neutral,
         "root_position": np.array([0.0, 0.0, 5.0]),
         "root_orientation": np.array([0.0, 0.0, 0.0, 1.0]),
     }
@@ -347,8 +348,8 @@ def fixed_chain_from_a_far_root(engine: str) -> tuple[FitResult, np.ndarray, np.
 )
 def test_fixed_base_ignores_an_initial_root_pose(engine):
     r, q_true, targets = fixed_chain_from_a_far_root(engine)
-    np.testing.assert_allclose(r.fitted_positions, targets, atol=1e-9)
-    np.testing.assert_allclose(r.dof_values, q_true, atol=1e-9)
+    np.testing.assert_allclose(r.fitted_position, targets, atol=1e-9)
+    np.testing.assert_allclose(r.dof_value, q_true, atol=1e-9)
 
 
 @pytest.mark.parametrize("engine", ["compiled", "numpy"])
@@ -391,7 +392,7 @@ def test_auto_engine_solves_xy_views_with_numpy():
     cfg = {"neutral_weight": 0.0, "n_iterations": 50, "position_tolerance": 1e-12,
            "angle_tolerance": 1e-12}  # fmt: skip
     auto = solve_frames(plan, xy, config=SolverConfig(**cfg), mapper=XYView())
-    np.testing.assert_allclose(auto.dof_values, q_true, atol=1e-8)
+    np.testing.assert_allclose(auto.dof_value, q_true, atol=1e-8)
     assert auto.rms_error.max() < 1e-8
     numpy_ = solve_frames(plan, xy, config=SolverConfig(engine="numpy", **cfg), mapper=XYView())
     for f in fields(FitResult):
@@ -407,7 +408,7 @@ def test_auto_engine_solves_3d_with_the_compiled_engine(mapper):
         np.testing.assert_array_equal(getattr(auto, f.name), getattr(compiled, f.name))
     # the engines' round-off differs (most of the 54 values, measured), which tells them apart
     numpy_ = solve_frames(plan, targets, weights, config=SolverConfig(engine="numpy"))
-    assert not np.array_equal(numpy_.fitted_positions, auto.fitted_positions)
+    assert not np.array_equal(numpy_.fitted_position, auto.fitted_position)
 
 
 # --- degenerate and empty input -----------------------------------------------------------
@@ -441,15 +442,15 @@ def test_degenerate_inputs_give_finite_answers(engine, dtype, case):
         for name in (*FLOATS, *QUATS):
             value = getattr(r, name)
             assert value.dtype == np.dtype(dtype), name
-            if name != "residuals":
+            if name != "residual":
                 assert np.all(np.isfinite(value)), name
-        assert np.all(np.isfinite(r.residuals[observed]))
-        assert np.all(np.isnan(r.residuals[~observed]))
+        assert np.all(np.isfinite(r.residual[observed]))
+        assert np.all(np.isnan(r.residual[~observed]))
         np.testing.assert_array_equal(r.observed, observed.sum(axis=1))
         lo, hi = plan.lower.astype(dtype), plan.upper.astype(dtype)
-        assert np.all(r.dof_values >= lo) and np.all(r.dof_values <= hi)
+        assert np.all(r.dof_value >= lo) and np.all(r.dof_value <= hi)
         if not observed.any():  # nothing to fit: the neutral pose at the origin
-            np.testing.assert_array_equal(r.dof_values, np.broadcast_to(plan.neutral, q.shape))
+            np.testing.assert_array_equal(r.dof_value, np.broadcast_to(plan.neutral, q.shape))
             np.testing.assert_array_equal(r.root_position, 0.0)
             np.testing.assert_array_equal(r.root_orientation, [[1.0, 0.0, 0.0, 0.0]] * 4)
             np.testing.assert_array_equal(r.rms_error, 0.0)
@@ -464,16 +465,18 @@ def test_empty_input_gives_empty_arrays(solve, engine, dtype):
     n, nj = plan.n_dofs, plan.n_joints
     r = solve(plan, np.zeros((0, nj, 3)), config=SolverConfig(engine=engine, dtype=dtype))
     shapes = {
-        "dof_values": (0, n),
+        "dof_value": (0, n),
         "root_position": (0, 3),
         "root_orientation": (0, 4),
         "joint_rotation": (0, nj, 4),
-        "fitted_positions": (0, nj, 3),
-        "residuals": (0, nj),
+        "fitted_position": (0, nj, 3),
+        "residual": (0, nj),
         "rms_error": (0,),
         "max_error": (0,),
         "iterations": (0,),
         "converged": (0,),
+        "stop_reason": (0,),
+        "objective": (0,),
         "limit_active": (0, n),
         "observed": (0,),
     }

@@ -7,9 +7,10 @@ import pytest
 
 from pipeline.kinematics import forward_kinematics, jacobian
 from pipeline.solve import SolverConfig
-from pipeline.solve.moments import assemble_moments
-from pipeline.solve.normal import assemble_rows, solve_normal
-from pipeline.solve.problem import evaluate, prepare
+from pipeline.solve.numpy.forward import evaluate
+from pipeline.solve.numpy.moments import assemble_moments
+from pipeline.solve.numpy.normal import assemble_rows, solve_normal
+from pipeline.solve.problem import prepare
 from tests.fixtures.plan_factory import random_plan, random_pose
 
 

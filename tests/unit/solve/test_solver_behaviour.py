@@ -19,7 +19,7 @@ def test_limits_hold_exactly_after_every_step(rng):
     for n in range(1, 6):
         cfg = SolverConfig(n_iterations=n, position_tolerance=0, angle_tolerance=0)
         r = solve_frames(plan, targets, config=cfg)
-        assert np.all(r.dof_values >= plan.lower) and np.all(r.dof_values <= plan.upper)
+        assert np.all(r.dof_value >= plan.lower) and np.all(r.dof_value <= plan.upper)
         assert np.all(r.iterations == n)
     assert r.limit_active.any()
 
@@ -29,10 +29,10 @@ def test_all_missing_frames_settle_at_neutral():
     targets = np.full((3, plan.n_joints, 3), np.nan)
     for solve in (solve_frames, solve_sequence):
         r = solve(plan, targets)
-        np.testing.assert_array_equal(r.dof_values, np.broadcast_to(plan.neutral, (3, 2)))
+        np.testing.assert_array_equal(r.dof_value, np.broadcast_to(plan.neutral, (3, 2)))
         np.testing.assert_array_equal(r.root_position, 0.0)
         np.testing.assert_array_equal(r.root_orientation, [[1, 0, 0, 0]] * 3)
-        assert np.all(np.isnan(r.residuals))
+        assert np.all(np.isnan(r.residual))
         np.testing.assert_array_equal(r.rms_error, 0.0)
         np.testing.assert_array_equal(r.observed, 0)
 
@@ -62,18 +62,18 @@ def test_degenerate_inputs_never_give_nan(rng, case, dtype):
     for solve in (solve_frames, solve_sequence):
         r = solve(plan, targets, weights, config=SolverConfig(dtype=dtype))
         for name in (
-            "dof_values",
+            "dof_value",
             "root_position",
             "root_orientation",
             "joint_rotation",
-            "fitted_positions",
+            "fitted_position",
             "rms_error",
             "max_error",
         ):
             assert np.all(np.isfinite(getattr(r, name))), name
         # limits in the solve's own precision
         lo, hi = plan.lower.astype(dtype), plan.upper.astype(dtype)
-        assert np.all(r.dof_values >= lo) and np.all(r.dof_values <= hi)
+        assert np.all(r.dof_value >= lo) and np.all(r.dof_value <= hi)
 
 
 def test_joint_weight_scaler_zero_matches_missing_observation(rng):
@@ -91,7 +91,7 @@ def test_joint_weight_scaler_zero_matches_missing_observation(rng):
     missing[:, 3] = np.nan
     a = solve_frames(scaled, targets)
     b = solve_frames(plan, missing)
-    np.testing.assert_allclose(a.dof_values, b.dof_values, atol=1e-12)
+    np.testing.assert_allclose(a.dof_value, b.dof_value, atol=1e-12)
 
 
 def test_weights_zero_or_nan_mean_missing(rng):
@@ -106,9 +106,9 @@ def test_weights_zero_or_nan_mean_missing(rng):
     a = solve_frames(plan, targets, w_nan)
     b = solve_frames(plan, targets, w_zero)
     c = solve_frames(plan, t_nan, w)
-    np.testing.assert_allclose(a.dof_values, b.dof_values, atol=1e-12)
-    np.testing.assert_allclose(a.dof_values, c.dof_values, atol=1e-12)
-    assert np.all(np.isnan(a.residuals[:, 2]))
+    np.testing.assert_allclose(a.dof_value, b.dof_value, atol=1e-12)
+    np.testing.assert_allclose(a.dof_value, c.dof_value, atol=1e-12)
+    assert np.all(np.isnan(a.residual[:, 2]))
 
 
 def test_min_confidence_turns_low_weights_into_missing(rng):
@@ -118,17 +118,17 @@ def test_min_confidence_turns_low_weights_into_missing(rng):
     w = np.ones(targets.shape[:2])
     w[:, 4] = 0.2
     r = solve_frames(plan, targets, w, config=SolverConfig(min_confidence=0.5))
-    assert np.all(np.isnan(r.residuals[:, 4]))
+    assert np.all(np.isnan(r.residual[:, 4]))
     np.testing.assert_array_equal(r.observed, plan.n_joints - 1)
 
 
 def gradient_norm(plan, r, targets, neutral_weight):
     """Norm of the objective's gradient at the solution (0 at a stationary point)."""
-    jac = jacobian(plan, r.dof_values, r.root_position, r.root_orientation)
-    res = np.nan_to_num(targets - r.fitted_positions)
+    jac = jacobian(plan, r.dof_value, r.root_position, r.root_orientation)
+    res = np.nan_to_num(targets - r.fitted_position)
     g = np.einsum("tjkc,tjk->tc", jac, res)
     n_root = 0 if plan.fixed_base else 6
-    g[:, n_root:] -= neutral_weight * (r.dof_values - plan.neutral)
+    g[:, n_root:] -= neutral_weight * (r.dof_value - plan.neutral)
     return np.linalg.norm(g, axis=1)
 
 
@@ -155,8 +155,8 @@ def test_lm_converges_to_a_stationary_point_where_gn_may_not(rng):
     )
 
     def cost(r):
-        res = np.nansum((targets - r.fitted_positions) ** 2, axis=(1, 2))
-        return res + nw * np.sum((r.dof_values - plan.neutral) ** 2, axis=1)
+        res = np.nansum((targets - r.fitted_position) ** 2, axis=(1, 2))
+        return res + nw * np.sum((r.dof_value - plan.neutral) ** 2, axis=1)
 
     assert np.all(cost(lm) <= cost(gn) + 1e-9)
     assert not gn.converged.all()  # plain GN stalls on some of these frames ...
@@ -177,7 +177,7 @@ def test_robust_losses_resist_outliers(rng):
     for loss in ("l2", "huber", "cauchy"):
         cfg = SolverConfig(loss=loss, loss_scale=0.05, mode="lm", n_iterations=50)
         r = solve_frames(plan, targets, config=cfg)
-        errs[loss] = np.median(np.linalg.norm(r.fitted_positions - clean, axis=-1)[~bad])
+        errs[loss] = np.median(np.linalg.norm(r.fitted_position - clean, axis=-1)[~bad])
     assert errs["huber"] < 0.5 * errs["l2"]
     assert errs["cauchy"] < 0.5 * errs["l2"]
 
@@ -196,7 +196,7 @@ def test_sequence_equals_frames_when_converged_tightly(rng):
         warmup_frames=3,
     )
     r = solve_sequence(plan, targets, config=cfg)
-    np.testing.assert_allclose(r.fitted_positions, targets, atol=1e-6)
+    np.testing.assert_allclose(r.fitted_position, targets, atol=1e-6)
     assert r.iterations[5:].mean() < solve_frames(plan, targets, config=cfg).iterations.mean()
 
 
@@ -251,5 +251,5 @@ def test_unbounded_hinges_do_not_wind_up_over_a_sequence():
         neutral_weight=0.0, position_tolerance=1e-9, angle_tolerance=1e-9, n_iterations=30
     )
     r = solve_sequence(plan, targets, config=cfg)
-    np.testing.assert_allclose(r.fitted_positions, targets, atol=1e-7)
-    assert np.abs(r.dof_values - plan.neutral).max() < np.pi + 0.2
+    np.testing.assert_allclose(r.fitted_position, targets, atol=1e-7)
+    assert np.abs(r.dof_value - plan.neutral).max() < np.pi + 0.2

@@ -40,7 +40,7 @@ def test_synthetic_frames_cold_recover_every_angle(fly, fixtures):
         neutral_weight=0.0, n_iterations=30, position_tolerance=1e-12, angle_tolerance=1e-12
     )
     r = solve_frames(fly, targets_of(fixtures["synthetic_frames"]), config=cfg)
-    err_deg = np.degrees(np.abs(r.dof_values - truth(fixtures)))
+    err_deg = np.degrees(np.abs(r.dof_value - truth(fixtures)))
     assert err_deg.max() < 0.01
     assert r.rms_error.max() < 1e-6  # mm
     assert r.converged.all()
@@ -50,7 +50,7 @@ def test_synthetic_frames_defaults_show_the_documented_prior_bias(fly, fixtures)
     """neutral_weight 1e-3: keypoint RMS ~2e-3 mm, angle errors up to ~4 degrees."""
     r = solve_frames(fly, targets_of(fixtures["synthetic_frames"]))
     assert 1e-4 < r.rms_error.mean() < 5e-3
-    assert np.degrees(np.abs(r.dof_values - truth(fixtures))).max() < 6.0
+    assert np.degrees(np.abs(r.dof_value - truth(fixtures))).max() < 6.0
 
 
 def test_real_sequence_warm_started_reaches_the_optimum(fly, fixtures):
@@ -69,9 +69,9 @@ def test_float32_and_float64_agree(fly, fixtures):
     targets = targets_of(fixtures["native_rate_frames"][:60])
     r64 = solve_sequence(fly, targets)
     r32 = solve_sequence(fly, targets, config=SolverConfig(dtype="float32"))
-    assert r32.dof_values.dtype == np.float32
+    assert r32.dof_value.dtype == np.float32
     assert abs(r32.rms_error.mean() - r64.rms_error.mean()) < 1e-4
-    np.testing.assert_allclose(r32.fitted_positions, r64.fitted_positions, atol=5e-3)
+    np.testing.assert_allclose(r32.fitted_position, r64.fitted_position, atol=5e-3)
 
 
 def test_cold_real_frames_beat_the_fixed_thorax_flygym_fit(fly, fixtures):
@@ -130,25 +130,25 @@ def test_2d_observations_recover_synthetic_poses(fly, fixtures, view):
     # converge from 0.15 rad.
     rng = np.random.default_rng(3)
     init = {
-        "dof_values": q_true
+        "dof_value": q_true
         + rng.normal(scale=0.15 if view == "two_cameras" else 0.05, size=q_true.shape),
         "root_position": np.zeros(3),
         "root_orientation": np.array([1.0, 0, 0, 0]),
     }
     r = solve_frames(fly, obs, config=cfg, initial=init, mapper=mapper)
     assert r.rms_error.max() < 1e-5  # reprojection, in pixels (or mm for XY)
-    err = np.abs(r.fitted_positions - p3)[:, 1:]
+    err = np.abs(r.fitted_position - p3)[:, 1:]
     if view == "two_cameras":
         assert err.max() < 1e-4  # mm: two views triangulate every keypoint
     elif view == "xy":
-        np.testing.assert_allclose(r.fitted_positions[:, 1:, :2], p3[:, 1:, :2], atol=1e-5)
-    assert np.all(np.isfinite(r.dof_values))
+        np.testing.assert_allclose(r.fitted_position[:, 1:, :2], p3[:, 1:, :2], atol=1e-5)
+    assert np.all(np.isfinite(r.dof_value))
 
 
 def test_real_frames_warm_started_pooled_rms_matches_the_optimum(fly, fixtures):
     """The 22 real frames as a warm-started sequence: pooled keypoint RMS <= 0.0762 mm
     (QuickIK's converged optimum of this objective is 0.07609 mm)."""
     r = solve_sequence(fly, targets_of(fixtures["real_frames"]))
-    pooled = np.sqrt(np.nanmean(r.residuals[:, 1:] ** 2))
+    pooled = np.sqrt(np.nanmean(r.residual[:, 1:] ** 2))
     assert pooled <= 0.0762
     assert abs(pooled - 0.07609) < 1e-4

@@ -64,7 +64,7 @@ def test_mannequin_motion_is_recovered_by_solve_sequence(rng):
     )
     assert err.mean() < 0.5
     assert r.rms_error.max() < 2e-3  # metres
-    assert np.all(r.dof_values >= plan.lower) and np.all(r.dof_values <= plan.upper)
+    assert np.all(r.dof_value >= plan.lower) and np.all(r.dof_value <= plan.upper)
 
 
 def test_mannequin_never_leaves_its_limits_when_pulled_outside(rng):
@@ -75,8 +75,8 @@ def test_mannequin_never_leaves_its_limits_when_pulled_outside(rng):
     targets = forward_kinematics(plan, wild, root_pos, root_quat)
     for solve in (solve_frames, solve_sequence):
         r = solve(plan, targets)
-        assert np.all(r.dof_values >= plan.lower) and np.all(r.dof_values <= plan.upper)
-        sw = r.dof_values[:, model.ball_swing]
+        assert np.all(r.dof_value >= plan.lower) and np.all(r.dof_value <= plan.upper)
+        sw = r.dof_value[:, model.ball_swing]
         e = np.sum((sw / model.ball_cone) ** 2, axis=-1)
         assert np.all(e <= 1 + 1e-9)
         assert r.limit_active.any()
@@ -105,7 +105,7 @@ def iterations_to(plan, targets, start):
     cfg = SolverConfig(
         neutral_weight=0.0, n_iterations=100, position_tolerance=1e-9, angle_tolerance=1e-9
     )
-    r = solve_frames(plan, targets, config=cfg, initial={"dof_values": start})
+    r = solve_frames(plan, targets, config=cfg, initial={"dof_value": start})
     return r.iterations, r.rms_error
 
 

@@ -1,18 +1,20 @@
-"""Index tables of the block-arrow normal equations, compiled once per model.
+"""Index tables of the block-arrow normal equations (once per model), and their blocks.
 
-See :mod:`pipeline.solve.normal` for the structure they describe.
+See :mod:`pipeline.solve.numpy.normal` for the structure they describe; the compiled
+engine's tables are :mod:`pipeline.solve.compiled.tables`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
 from pipeline.kinematics.model import SLIDE, KinematicModel
 
-__all__ = ["BlockLayout", "block_layout"]
+__all__ = ["BlockLayout", "NormalBlocks", "block_layout"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -127,3 +129,27 @@ def block_layout(model: KinematicModel) -> BlockLayout:
         strict_desc=strict_desc.astype(model.dtype),
         blk_upper=blk_upper,
     )
+
+
+class NormalBlocks(NamedTuple):
+    """Gauss-Newton normal equations in block-arrow form (no prior, no damping).
+
+    Attributes
+    ----------
+    a_ss : (S, ns, ns)
+        Separator block.
+    g_s : (S, ns)
+        Separator gradient ``J^T W r``.
+    a_bs : (S, B, nb, ns)
+        Block-separator coupling.
+    a_bb : (S, B, nb, nb)
+        Block diagonal.
+    g_b : (S, B, nb)
+        Block gradients.
+    """
+
+    a_ss: np.ndarray
+    g_s: np.ndarray
+    a_bs: np.ndarray
+    a_bb: np.ndarray
+    g_b: np.ndarray

@@ -23,8 +23,7 @@ import numpy as np
 
 from pipeline.kinematics.forward import FKState
 from pipeline.kinematics.model import KinematicModel
-from pipeline.solve.layout import block_layout
-from pipeline.solve.normal import NormalBlocks
+from pipeline.solve.numpy.tables import NormalBlocks, block_layout
 
 __all__ = ["assemble_moments"]
 
@@ -111,7 +110,7 @@ def assemble_moments(
     Returns
     -------
     NormalBlocks
-        Equal (to round-off) to :func:`pipeline.solve.normal.assemble_rows` with no
+        Equal (to round-off) to :func:`pipeline.solve.numpy.normal.assemble_rows` with no
         mapper.
     """
     lay = block_layout(model)

@@ -15,23 +15,15 @@ frames and blocks, with no fill; no dense state-sized solve is ever formed.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from pipeline.kinematics.forward import FKState
 from pipeline.kinematics.model import KinematicModel
-from pipeline.solve.layout import BlockLayout, block_layout
-from pipeline.solve.linalg import spd_solve
+from pipeline.solve.numpy.linalg import spd_solve
+from pipeline.solve.numpy.moments import assemble_moments
+from pipeline.solve.numpy.tables import NormalBlocks, block_layout
 
-__all__ = [
-    "BlockLayout",
-    "NormalBlocks",
-    "assemble_rows",
-    "block_layout",
-    "solve_blocks",
-    "solve_normal",
-]
+__all__ = ["assemble_rows", "solve_blocks", "solve_normal"]
 
 
 def _cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -68,30 +60,6 @@ def _rows(jac: np.ndarray, h: np.ndarray | None) -> np.ndarray:
         return jac.reshape(jac.shape[:-3] + (-1, jac.shape[-1]))
     rows = np.matmul(h, jac[..., None, :, :, :])  # (..., C, K, d, ncol)
     return rows.reshape(rows.shape[:-4] + (-1, rows.shape[-1]))
-
-
-class NormalBlocks(NamedTuple):
-    """Gauss-Newton normal equations in block-arrow form (no prior, no damping).
-
-    Attributes
-    ----------
-    a_ss : (S, ns, ns)
-        Separator block.
-    g_s : (S, ns)
-        Separator gradient ``J^T W r``.
-    a_bs : (S, B, nb, ns)
-        Block-separator coupling.
-    a_bb : (S, B, nb, nb)
-        Block diagonal.
-    g_b : (S, B, nb)
-        Block gradients.
-    """
-
-    a_ss: np.ndarray
-    g_s: np.ndarray
-    a_bs: np.ndarray
-    a_bb: np.ndarray
-    g_b: np.ndarray
 
 
 def assemble_rows(
@@ -183,7 +151,7 @@ def solve_normal(
     """One damped Gauss-Newton step for a batch of poses.
 
     Direct 3D observations use the subtree-moment assembly
-    (:func:`pipeline.solve.moments.assemble_moments`); other mappers build explicit
+    (:func:`pipeline.solve.numpy.moments.assemble_moments`); other mappers build explicit
     observation rows (:func:`assemble_rows`).
 
     Parameters
@@ -201,8 +169,6 @@ def solve_normal(
     (S, n_root + N) array
         The step; zero for poses whose system could not be solved.
     """
-    from pipeline.solve.moments import assemble_moments
-
     if mapper_jac is None:
         blocks = assemble_moments(model, st, residual[:, 0], weight[:, 0])
     else:

@@ -1,0 +1,207 @@
+"""The named bundles the compiled kernel takes, built in one place.
+
+:func:`pipeline.solve.compiled.frames.solve_frames_kernel` takes the body plan's
+:class:`~pipeline.solve.compiled.tables.Tables` and four bundles: :class:`Inputs` (targets,
+weights, start poses), :class:`Settings` (the solver settings as plain scalars),
+:class:`Workspace` (every scratch buffer of one frame's solve, allocated once per call)
+and :class:`Outputs` (the per-frame results). Each has a builder here.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from pipeline.solve.compiled.tables import Tables
+from pipeline.solve.config import SolverConfig
+from pipeline.solve.rules import LOSS_CODES, initial_damping
+
+__all__ = ["Inputs", "Outputs", "Settings", "Workspace", "outputs", "settings", "workspace"]
+
+
+class Inputs(NamedTuple):
+    """Observations and start poses of ``T`` frames (float64, C-contiguous).
+
+    Attributes
+    ----------
+    obs : (T, J, 3)
+        Targets, ignored where ``weight`` is 0.
+    weight : (T, J)
+        Observation weights times joint weight scalers, 0 where missing.
+    init_q, init_root_pos, init_root_quat : (T0, N), (T0, 3), (T0, 4)
+        Starting poses, already clamped: one per frame, or one for all (``T0 == 1``).
+    cold : (T,) bool
+        The frame starts from ``init_*`` (and, with ``Settings.kabsch``, a rigid fit of
+        its root) rather than from the frame before it. Always True for the first frame
+        and for every frame without ``Settings.chained``; a chained solve of several
+        sequences laid end to end sets it at each sequence's first frame.
+    """
+
+    obs: np.ndarray
+    weight: np.ndarray
+    init_q: np.ndarray
+    init_root_pos: np.ndarray
+    init_root_quat: np.ndarray
+    cold: np.ndarray
+
+
+class Settings(NamedTuple):
+    """:class:`~pipeline.solve.config.SolverConfig` as kernel scalars.
+
+    ``gn`` is ``mode == "gn"``; ``loss`` a code of :data:`~pipeline.solve.rules.LOSS_CODES`;
+    ``lam0`` the starting damping (:func:`~pipeline.solve.rules.initial_damping`);
+    ``neutral_weight``, ``position_tolerance`` and ``cost_tolerance`` the effective
+    (size-scaled) values; ``chained``, ``velocity``, ``kabsch`` the warm/cold start rules.
+    """
+
+    n_iterations: int
+    gn: bool
+    neutral_weight: float
+    damping: float
+    lam0: float
+    position_tolerance: float
+    angle_tolerance: float
+    cost_tolerance: float
+    loss: int
+    loss_scale: float
+    chained: bool
+    velocity: bool
+    kabsch: bool
+
+
+class Workspace(NamedTuple):
+    """Scratch buffers of one frame's solve (see the kernels for their meaning)."""
+
+    rot: np.ndarray  # (J, 3, 3) joint frames
+    org: np.ndarray  # (J, 3) joint origins
+    pos: np.ndarray  # (J, 3) keypoints
+    axes: np.ndarray  # (N, 3) DOF axes
+    pivots: np.ndarray  # (N, 3) DOF pivots
+    tmp: np.ndarray  # (3, 3, 3)
+    trig: np.ndarray  # (2, N)
+    res: np.ndarray  # (J, 3) residuals
+    weff: np.ndarray  # (J,) effective weights
+    mom: np.ndarray  # (J + 1, 16) subtree moments
+    xi: np.ndarray  # (n_state, 6) screws
+    f: np.ndarray  # (n_state, 6) Phi @ xi
+    hd: np.ndarray  # (n_state,) normal matrix diagonal
+    hc: np.ndarray  # (n_state, max_depth) DOF-ancestor entries
+    hr: np.ndarray  # (n_state, 6) root entries
+    g: np.ndarray  # (n_state,) gradient
+    step: np.ndarray  # (n_state,)
+    root_rot: np.ndarray  # (3, 3)
+    q: np.ndarray  # (N,) current pose ...
+    rp: np.ndarray  # (3,)
+    rq: np.ndarray  # (4,)
+    q_new: np.ndarray  # (N,) ... and the candidate
+    rp_new: np.ndarray  # (3,)
+    rq_new: np.ndarray  # (4,)
+    act: np.ndarray  # (N,) bool clamp activity
+    act_new: np.ndarray  # (N,) bool
+    local: np.ndarray  # (J, 3) start keypoints with the root at the origin ...
+    local_of: np.ndarray  # (1,) int64 ... of this start pose (-1: none yet)
+    origin: np.ndarray  # (3,) zeros
+    eye: np.ndarray  # (3, 3) identity
+
+
+class Outputs(NamedTuple):
+    """Per-frame results, named as :class:`~pipeline.solve.result.FitResult`'s fields.
+
+    ``stats`` holds keypoint RMS, largest residual, number of observed keypoints and the
+    objective of the solution.
+    """
+
+    dof_value: np.ndarray  # (T, N)
+    root_position: np.ndarray  # (T, 3)
+    root_orientation: np.ndarray  # (T, 4)
+    joint_rotation: np.ndarray  # (T, J, 4)
+    fitted_position: np.ndarray  # (T, J, 3)
+    residual: np.ndarray  # (T, J)
+    iterations: np.ndarray  # (T,) int32
+    stop_reason: np.ndarray  # (T,) int8
+    limit_active: np.ndarray  # (T, N) bool
+    stats: np.ndarray  # (T, 4)
+
+
+def settings(
+    config: SolverConfig,
+    neutral_weight: float,
+    position_tolerance: float,
+    chained: bool,
+    velocity: bool,
+    kabsch: bool,
+) -> Settings:
+    """The kernel settings of ``config`` with its effective (size-scaled) values."""
+    return Settings(
+        n_iterations=int(config.n_iterations),
+        gn=config.mode == "gn",
+        neutral_weight=float(neutral_weight),
+        damping=float(config.damping),
+        lam0=float(initial_damping(config.mode, config.damping, config.lm_initial_damping)),
+        position_tolerance=float(position_tolerance),
+        angle_tolerance=float(config.angle_tolerance),
+        cost_tolerance=float(config.cost_tolerance),
+        loss=LOSS_CODES[config.loss],
+        loss_scale=float(config.loss_scale),
+        chained=bool(chained),
+        velocity=bool(velocity),
+        kabsch=bool(kabsch),
+    )
+
+
+def workspace(tb: Tables) -> Workspace:
+    """Fresh scratch buffers for the plan of ``tb``."""
+    nj = tb.parent.shape[0]
+    n = tb.dof_type.shape[0]
+    ns = tb.n_root + n
+    return Workspace(
+        rot=np.empty((nj, 3, 3)),
+        org=np.empty((nj, 3)),
+        pos=np.empty((nj, 3)),
+        axes=np.zeros((n, 3)),
+        pivots=np.zeros((n, 3)),
+        tmp=np.empty((3, 3, 3)),
+        trig=np.empty((2, n)),
+        res=np.empty((nj, 3)),
+        weff=np.empty(nj),
+        mom=np.empty((nj + 1, 16)),
+        xi=np.empty((ns, 6)),
+        f=np.empty((ns, 6)),
+        hd=np.empty(ns),
+        hc=np.zeros((ns, tb.ancestors.shape[1])),
+        hr=np.zeros((ns, 6)),
+        g=np.empty(ns),
+        step=np.empty(ns),
+        root_rot=np.empty((3, 3)),
+        q=np.empty(n),
+        rp=np.empty(3),
+        rq=np.empty(4),
+        q_new=np.empty(n),
+        rp_new=np.empty(3),
+        rq_new=np.empty(4),
+        act=np.zeros(n, np.bool_),
+        act_new=np.zeros(n, np.bool_),
+        local=np.empty((nj, 3)),
+        local_of=np.full(1, -1, np.int64),
+        origin=np.zeros(3),
+        eye=np.eye(3),
+    )
+
+
+def outputs(tb: Tables, t: int) -> Outputs:
+    """Result buffers of ``t`` frames."""
+    nj = tb.parent.shape[0]
+    n = tb.dof_type.shape[0]
+    return Outputs(
+        dof_value=np.empty((t, n)),
+        root_position=np.empty((t, 3)),
+        root_orientation=np.empty((t, 4)),
+        joint_rotation=np.empty((t, nj, 4)),
+        fitted_position=np.empty((t, nj, 3)),
+        residual=np.empty((t, nj)),
+        iterations=np.zeros(t, np.int32),
+        stop_reason=np.zeros(t, np.int8),
+        limit_active=np.zeros((t, n), np.bool_),
+        stats=np.zeros((t, 4)),
+    )

@@ -1,0 +1,123 @@
+"""The rules both solver engines follow, stated once.
+
+The numpy engine (:mod:`pipeline.solve.numpy`, frames in lockstep lanes of numpy calls)
+and the compiled engine (:mod:`pipeline.solve.compiled`, numba loops one frame at a time)
+implement the same algorithm in two styles; every constant and code they share lives
+here, and each rule names its two implementations:
+
+- **Objective**: ``sum_i w_i rho(|r_i|^2) + neutral_weight * sum_k scaler_k (q_k -
+  neutral_k)^2``, ``rho`` the robust loss of :data:`LOSS_CODES` (``numpy/forward.py
+  evaluate``, ``compiled/forward.py objective``).
+- **Step**: the damped Gauss-Newton step, relative damping ``lam * max(A_ii, 1)`` added
+  after the prior (``numpy/normal.py solve_blocks``, ``compiled/frames.py``); a system
+  that cannot be factored gives a zero step.
+- **Damping**: starts at :func:`initial_damping`; in ``lm`` mode an accepted step (the
+  objective did not rise) multiplies it by :data:`LM_SHRINK` (floored at
+  ``SolverConfig.damping``), a rejected one by :data:`LM_GROW`.
+- **Stop** (:data:`STOP_REASONS`): a frame has *converged* when its applied update is
+  under both tolerances (``gn``: every step; ``lm``: an accepted step), when an accepted
+  LM step lowers the objective by at most ``cost_tolerance`` relative, or when an LM step
+  changes it by at most :data:`FLAT_RTOL` relative (a stationary point in the working
+  precision); it has *stalled* when the LM damping passes :data:`LM_MAX_DAMPING` (no
+  step lowers the objective) or when its objective or pose is not finite on the last
+  step (it then keeps its pose and never stops early); otherwise it stops at the
+  iteration cap (*max_iterations*). A frame with no observed keypoint reports
+  *no_observations* whatever the loop did (its pose is the prior's: neutral).
+- **Clamp**: box limits clip; a ball's swing wraps to at most pi then projects radially
+  onto its cone, with :data:`BALL_SLACK_ULPS` of slack so that the projection is idempotent
+  (``numpy/pose.py clamp``, ``compiled/pose.py clamp_into``).
+- **Kabsch start**: a free root cold-starts at the rigid fit of the neutral keypoints to
+  the observed ones; fewer than :data:`KABSCH_MIN_KEYPOINTS` observed keypoints, or a
+  second singular value under :data:`KABSCH_RANK_RTOL` of the first, keep the identity
+  rotation and match centroids (``numpy/pose.py kabsch_start``, ``compiled/pose.py
+  kabsch_start``).
+- **Diagnostics**: residual = distance of an observed keypoint from its target (NaN
+  where missing), RMS and largest over the observed ones, 0 when none is observed
+  (``numpy/pose.py diagnostics``, ``compiled/pose.py diagnostics``).
+
+:data:`JIT` and :data:`INLINE` are the numba options of every compiled kernel.
+"""
+
+from __future__ import annotations
+
+import typing
+from types import MappingProxyType
+from typing import Literal
+
+__all__ = [
+    "BALL_SLACK_ULPS",
+    "CAUCHY",
+    "FLAT_FLOOR",
+    "FLAT_RTOL",
+    "HUBER",
+    "INLINE",
+    "JIT",
+    "KABSCH_MIN_KEYPOINTS",
+    "KABSCH_RANK_RTOL",
+    "L2",
+    "LM_GROW",
+    "LM_MAX_DAMPING",
+    "LM_SHRINK",
+    "LOSS_CODES",
+    "LOSS_NAMES",
+    "CONVERGED",
+    "MAX_ITERATIONS",
+    "NO_OBSERVATIONS",
+    "STALLED",
+    "STOP_REASONS",
+    "LossName",
+    "initial_damping",
+]
+
+#: numba options of every compiled kernel: cached on disk, releases the GIL, numpy's
+#: floating-point semantics (division by zero gives inf, never raises).
+JIT = MappingProxyType({"cache": True, "nogil": True, "error_model": "numpy"})
+#: :data:`JIT` for the small helpers that are inlined into their callers.
+INLINE = MappingProxyType({**JIT, "inline": "always"})
+
+#: Robust loss names of ``SolverConfig.loss``.
+LossName = Literal["l2", "huber", "cauchy"]
+LOSS_NAMES: tuple[str, ...] = typing.get_args(LossName)
+#: Kernel code of each loss name.
+LOSS_CODES: dict[str, int] = {name: code for code, name in enumerate(LOSS_NAMES)}
+L2, HUBER, CAUCHY = (LOSS_CODES[n] for n in LOSS_NAMES)
+
+#: LM damping factor after an accepted step.
+LM_SHRINK = 0.3
+#: LM damping factor after a rejected step.
+LM_GROW = 10.0
+#: LM damping beyond which a frame stops: no step lowers the objective.
+LM_MAX_DAMPING = 1e10
+#: Relative objective change at most this (against ``max(cost, 1e-30)``) is flat.
+FLAT_RTOL = 1e-14
+FLAT_FLOOR = 1e-30
+
+#: Slack of the ball cone test in ulps of the working precision: ``e > 1 + 16 eps``.
+BALL_SLACK_ULPS = 16
+
+#: Fewest observed keypoints for a Kabsch rotation.
+KABSCH_MIN_KEYPOINTS = 3
+#: Second singular value below this fraction of the first: collinear keypoints.
+KABSCH_RANK_RTOL = 1e-9
+
+
+#: ``stop_reason`` codes (FitResult and the fit store; -1 there: not fitted).
+CONVERGED, MAX_ITERATIONS, STALLED, NO_OBSERVATIONS = 0, 1, 2, 3
+#: Name of each ``stop_reason`` code, by code.
+STOP_REASONS: tuple[str, ...] = ("converged", "max_iterations", "stalled", "no_observations")
+
+
+def initial_damping(mode: str, damping: float, lm_initial_damping: float) -> float:
+    """Relative damping a frame starts with: ``damping`` in ``gn``, else ``lm_initial_damping``.
+
+    Parameters
+    ----------
+    mode : {"gn", "lm"}
+    damping, lm_initial_damping : float
+        The :class:`~pipeline.solve.config.SolverConfig` fields.
+
+    Returns
+    -------
+    float
+    """
+    return damping if mode == "gn" else lm_initial_damping
