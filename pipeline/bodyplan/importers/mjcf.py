@@ -2,7 +2,8 @@
 
 The model is compiled by ``mujoco`` (``pip install 'kinefit[mjcf]'``) with ``fusestatic``
 off, so includes, ``<default>`` classes, ``childclass``, frames, the angle unit and the
-Euler sequence are MuJoCo's business and every ``<body>`` survives. The compiled
+Euler sequence are MuJoCo's business and every ``<body>`` survives. Meshes are dropped
+before compiling, so a model loads without its mesh files. The compiled
 ``MjModel`` is read as it is:
 
 - each body becomes a joint (keypoint) at the body's origin; its MuJoCo joints apply in
@@ -63,7 +64,10 @@ def _mujoco():
 
 
 def load_mujoco_model(path: str | Path, file: str | None = None):
-    """Compile an MJCF file with ``fusestatic`` off (every body kept).
+    """Compile an MJCF file for its kinematics: ``fusestatic`` off, meshes dropped.
+
+    Every body is kept; mesh assets and mesh geoms are deleted before compiling (they do
+    not move anything, and their files need not exist), and bodies without mass compile.
 
     Parameters
     ----------
@@ -83,6 +87,12 @@ def load_mujoco_model(path: str | Path, file: str | None = None):
         else:  # MuJoCo picks its decoder by suffix; includes then resolve from the cwd
             spec = mujoco.MjSpec.from_string(Path(path).read_text(encoding="utf-8"))
         spec.compiler.fusestatic = False
+        # kinematics needs no meshes: the files they name need not be there
+        for geom in list(spec.geoms):
+            if geom.type == mujoco.mjtGeom.mjGEOM_MESH:
+                spec.delete(geom)
+        for mesh in list(spec.meshes):
+            spec.delete(mesh)
         # kinematics needs no masses: let bodies without geoms compile
         spec.compiler.boundmass = max(spec.compiler.boundmass, 1e-9)
         spec.compiler.boundinertia = max(spec.compiler.boundinertia, 1e-12)
@@ -182,7 +192,7 @@ def import_mjcf(
             "file": str(path),
             "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
             "engine": f"mujoco {mujoco.__version__}",
-            "compiler": "MjSpec.compile with fusestatic off (every body kept)",
+            "compiler": "MjSpec.compile, fusestatic off (every body kept), meshes dropped",
             "angles": "rad (MuJoCo's compiled model, whatever <compiler angle> says)",
             "unit_from": "unit= argument" if unit else "gravity magnitude",
             "root": "free joint -> free root" if free_root else "fixed base",

@@ -83,6 +83,13 @@ def test_fk_equals_mujoco_at_rest_and_random_configs(name, rng):
         np.testing.assert_allclose(back, qpos, atol=1e-12)
 
 
+@pytest.mark.parametrize(
+    "name", ["unitree_g1", "unitree_h1", "franka_panda", "neuromechfly_seqik_kinorder_ypr"]
+)
+def test_originals_load_without_their_mesh_files(name):
+    assert _import(MJCF / f"{name}.xml") == _import(MJCF / f"{name}.nomesh.xml")
+
+
 def test_ranges_units_and_source():
     g1 = _import(MJCF / "unitree_g1.nomesh.xml")
     knee = g1.dof_names.index("left_knee_joint")
