@@ -8,8 +8,15 @@
   :func:`plot_dof_trajectories`, :func:`plot_residual_heatmap`,
   :func:`plot_error_distributions`, :func:`plot_skeleton_frame`,
   :func:`plot_solver_convergence`, and :func:`plot_archive_overview` (from a summary).
+  :func:`plot_angle_trajectories` (named angles, +-1 SD bands) and
+  :func:`plot_angle_distributions` (per session and individual).
+- Interactive: :func:`view` (a notebook cell) and :func:`viewer_figure`: the fit played
+  over time in a rotatable 3D plotly figure with the angles and a time cursor.
+- Video: :func:`render_overlay` (the skeleton drawn onto the session's video, through its
+  camera) and :func:`render_animation` (a 3D animation), both MP4 (the ``viz`` extra).
 - Reports: :func:`write_session_report`, :func:`write_archive_report` (self-contained
-  HTML: figures embedded as PNG, no network).
+  HTML: figures embedded as PNG, the viewer with plotly's JavaScript embedded once, no
+  network).
 """
 
 from pipeline.inspect.archive import (
@@ -28,6 +35,9 @@ from pipeline.inspect.plots import (
     plot_skeleton_frame,
     plot_solver_convergence,
 )
+from pipeline.inspect.plots.angles import plot_angle_trajectories
+from pipeline.inspect.plots.distributions import plot_angle_distributions
+from pipeline.inspect.render import Rendered, render_animation, render_overlay
 from pipeline.inspect.report import (
     archive_report_html,
     session_report_html,
@@ -41,7 +51,9 @@ from pipeline.inspect.tables import (
     summary_table,
     worst_frames,
 )
+from pipeline.inspect.truth import open_truth, truth_errors
 from pipeline.inspect.validate import InspectError, joint_dofs
+from pipeline.inspect.viewer import view, viewer_figure
 from pipeline.store.fit import open_fit
 
 __all__ = [
@@ -56,6 +68,9 @@ __all__ = [
     "open_archive",
     "open_fit",
     "open_observed",
+    "open_truth",
+    "plot_angle_distributions",
+    "plot_angle_trajectories",
     "plot_archive_overview",
     "plot_dof_trajectories",
     "plot_error_distributions",
@@ -63,9 +78,15 @@ __all__ = [
     "plot_skeleton_frame",
     "plot_solver_convergence",
     "provenance",
+    "Rendered",
+    "render_animation",
+    "render_overlay",
     "session_report_html",
     "session_summary",
     "summary_table",
+    "truth_errors",
+    "view",
+    "viewer_figure",
     "worst_frames",
     "write_archive_report",
     "write_session_report",

@@ -1,7 +1,8 @@
-"""Building blocks of a self-contained HTML page: inline CSS, escaped tables, PNG figures.
+"""Building blocks of a self-contained HTML page: inline CSS, escaped tables, figures.
 
-Nothing here refers to the network: figures are embedded as base64 PNG data URIs and the
-style sheet is inline.
+Nothing here refers to the network: static figures are embedded as base64 PNG data URIs,
+the style sheet is inline, and interactive (plotly) figures are written as their JSON
+plus one copy of plotly's JavaScript in the page head, however many figures there are.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from html import escape
 from typing import Any
 
 import pandas as pd
+import plotly.io as pio
 from matplotlib.figure import Figure
+from plotly.offline import get_plotlyjs
 
 from pipeline.inspect.plots.common import figure_png
 
@@ -26,8 +29,10 @@ h2 { margin-top: 1.8em; border-bottom: 1px solid #ccc; }
 h3 { margin-top: 1.4em; }
 nav { background: #f4f7fb; padding: .5em 1em; border-radius: 4px; }
 nav a { margin-right: 1.2em; }
-table { border-collapse: collapse; margin: .6em 0; font-size: .9em; }
+table { border-collapse: collapse; margin: .6em 0; font-size: .9em; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: left; vertical-align: top; }
+td { overflow-wrap: anywhere; min-width: 4em; }
+.wide { max-width: 100%; overflow-x: auto; }
 th { background: #eef2f7; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code { font-size: .9em; word-break: break-all; }
@@ -36,17 +41,76 @@ figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .9em; color: #555; }
 .note { color: #8a6d3b; background: #fcf8e3; padding: .4em .8em; border-radius: 4px; }
 .muted { color: #777; }
+.meaning { font-size: .85em; color: #555; }
+.viewer { border: 1px solid #eee; min-height: 300px; }
 """
 
+#: Moves a viewer (by its div id) to a frame (by name) and scrolls to it; used by links.
+SEEK_JS = """
+function kinefitSeek(id, frame) {
+  var gd = document.getElementById(id);
+  if (!gd || !window.Plotly) { return true; }
+  gd.scrollIntoView({block: "center"});
+  Plotly.animate(gd, [String(frame)], {mode: "immediate",
+    frame: {duration: 0, redraw: true}, transition: {duration: 0}});
+  return false;
+}
+"""
+#: plotly's options for every interactive figure (no logo linking to plotly's site).
+PLOTLY_CONFIG = {"displaylogo": False, "responsive": True, "scrollZoom": False}
 
-def page(title: str, body: str) -> str:
-    """A complete HTML5 document with the inline style sheet."""
+
+def page(title: str, body: str, *, interactive: bool = False) -> str:
+    """A complete HTML5 document with the inline style sheet.
+
+    Parameters
+    ----------
+    title, body : str
+    interactive : bool
+        Embed plotly's JavaScript (once, in the head) for the :func:`plotly_figure` s of
+        ``body``, and the frame-seeking helper of :func:`seek_link`.
+    """
+    scripts = ""
+    if interactive:
+        scripts = f"<script>{get_plotlyjs()}</script>\n<script>{SEEK_JS}</script>\n"
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{escape(title)}</title>\n<style>{CSS}</style>\n</head>\n"
+        f"<title>{escape(title)}</title>\n<style>{CSS}</style>\n{scripts}</head>\n"
         f"<body>\n<h1>{escape(title)}</h1>\n{body}\n</body>\n</html>\n"
+    )
+
+
+def plotly_figure(fig: Any, div_id: str, caption: str) -> str:
+    """An interactive plotly figure: its JSON and the call drawing it (no library).
+
+    ``fig`` is a plotly Figure or a figure dict (written as it is, unvalidated). The page
+    must be made with ``page(..., interactive=True)``. Animations do not start on their
+    own.
+    """
+    div = pio.to_html(
+        fig,
+        validate=False,
+        full_html=False,
+        include_plotlyjs=False,
+        include_mathjax=False,
+        auto_play=False,
+        div_id=div_id,
+        config=PLOTLY_CONFIG,
+        default_width="100%",
+    )
+    return (
+        f'<figure>\n<div class="viewer">{div}</div>\n'
+        f"<figcaption>{escape(caption)}</figcaption>\n</figure>\n"
+    )
+
+
+def seek_link(div_id: str, frame: int, text: str) -> str:
+    """A link that moves the viewer ``div_id`` to frame ``frame`` and scrolls to it."""
+    return (
+        f'<a href="#{escape(div_id)}" onclick="return kinefitSeek(\'{escape(div_id)}\', '
+        f'{int(frame)})">{escape(text)}</a>'
     )
 
 
@@ -101,8 +165,9 @@ def table(
     formats: Mapping[str, Callable[[Any], str]] | None = None,
     links: Mapping[str, str] | None = None,
     index: bool = True,
+    raw: tuple[str, ...] = (),
 ) -> str:
-    """An escaped HTML table of a DataFrame.
+    """An escaped HTML table of a DataFrame, in a box that scrolls if it is too wide.
 
     Parameters
     ----------
@@ -113,6 +178,8 @@ def table(
         Index value -> in-page anchor (``#...``) the index cell links to.
     index : bool
         Show the index as the first column.
+    raw : tuple of str
+        Columns whose cells are HTML already (links made by :func:`seek_link`).
     """
     formats = formats or {}
     head = [escape(str(df.index.name or ""))] if index else []
@@ -125,11 +192,16 @@ def table(
             if links and str(key) in links:
                 label = f'<a href="{escape(links[str(key)])}">{label}</a>'
             cells.append(f"<th>{label}</th>")
-        cells += [_cell(row[c], formats.get(str(c))) for c in df.columns]
+        cells += [
+            f"<td>{row[c]}</td>" if str(c) in raw else _cell(row[c], formats.get(str(c)))
+            for c in df.columns
+        ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
     header = "<tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"
     return (
-        f"<table>\n<thead>{header}</thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n"
+        f'<div class="wide"><table>\n<thead>{header}</thead>\n<tbody>\n'
+        + "\n".join(rows)
+        + "\n</tbody>\n</table></div>\n"
     )
 
 

@@ -14,24 +14,21 @@ so the drawing can be checked against known projections.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import av
 import numpy as np
 import xarray as xr
 from PIL import Image
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.cameras import Camera, pack, project, read_calibration
 from pipeline.errors import InspectError
 from pipeline.inspect.archive import open_observed
 from pipeline.inspect.plots.skeleton import view_axes
 from pipeline.inspect.render_draw import OrbitCamera, draw_frame, edges_of
+from pipeline.inspect.render_io import Projector, VideoWriter, load_av, pick_camera
 from pipeline.inspect.validate import body_plan_of, pick_individuals, time_unit
 from pipeline.inspect.viewer_data import skeleton_paths
 
@@ -39,14 +36,6 @@ __all__ = ["Projector", "Rendered", "render_animation", "render_overlay"]
 
 #: Relative difference between the video's frame rate and the session's that is an error.
 RATE_TOLERANCE = 1e-3
-CODEC = "libx264"
-
-
-class Projector(Protocol):
-    """A camera: world points ``(N, 3)`` in the fit's length unit -> pixels ``(N, 2)``."""
-
-    def project(self, points: np.ndarray) -> np.ndarray:
-        """Pixels of ``points``."""
 
 
 @dataclass(frozen=True)
@@ -89,64 +78,6 @@ def _fitted(fit: xr.Dataset, func: str) -> xr.DataArray:
     return fit["fitted_position"]
 
 
-class _CameraProjector:
-    """A :class:`pipeline.cameras.Camera` as a projector (its distortion model included)."""
-
-    def __init__(self, camera: Camera) -> None:
-        self.camera = camera
-        self.arrays = pack([camera])
-
-    def project(self, points: np.ndarray) -> np.ndarray:
-        return project(self.arrays, np.asarray(points, dtype=float)[:, None, :])[:, 0]
-
-
-def _cameras_of(calibration: Any) -> dict[str, Any]:
-    """Camera name -> camera of a calibration file, list of cameras or mapping."""
-    if isinstance(calibration, str | Path):
-        calibration = read_calibration(calibration)
-    if isinstance(calibration, Mapping):
-        return {str(k): v for k, v in calibration.items()}
-    if isinstance(calibration, Sequence):
-        return {str(getattr(c, "name", i)): c for i, c in enumerate(calibration)}
-    raise InspectError(
-        f"calibration: expected a calibration file, a list of cameras or a mapping of "
-        f"camera names to cameras, got {type(calibration).__name__}"
-    )
-
-
-def _pick_camera(camera: Any, calibration: Any, source: str, unit: str) -> Projector | None:
-    """The camera to draw through: given directly, or by name from ``calibration``."""
-    if calibration is not None and (camera is None or isinstance(camera, str)):
-        cameras = _cameras_of(calibration)
-        names = list(cameras)
-        if camera is None and len(names) == 1:
-            camera = names[0]
-        if camera is None or camera not in cameras:
-            raise InspectError(
-                f"{source}: camera {camera!r} is not in the calibration; cameras: "
-                f"{', '.join(names) or 'none'}"
-            )
-        camera = cameras[camera]
-    elif isinstance(camera, str):
-        raise InspectError(
-            f"{source}: camera {camera!r} given by name needs calibration= (a calibration "
-            "file or the cameras)"
-        )
-    if isinstance(camera, Camera):
-        if camera.unit not in ("unknown", unit) and unit:
-            raise InspectError(
-                f"{source}: camera {camera.name!r} has its extrinsics in {camera.unit}, the "
-                f"fit is in {unit}; read the calibration with unit={unit!r} or rescale it"
-            )
-        return _CameraProjector(camera)
-    if camera is not None and not callable(getattr(camera, "project", None)):
-        raise InspectError(
-            f"{source}: camera must be a pipeline.cameras.Camera, a camera name or an "
-            f"object with project(points) -> pixels; got {type(camera).__name__}"
-        )
-    return camera
-
-
 def _frame_rate(video_fps: float | None, fit: xr.Dataset, source: str) -> None:
     fps = float(fit.attrs.get("fps") or 0)
     if fps and video_fps and abs(video_fps - fps) > RATE_TOLERANCE * fps:
@@ -155,42 +86,6 @@ def _frame_rate(video_fps: float | None, fit: xr.Dataset, source: str) -> None:
             f"{fit.attrs.get('session') or ''} at {fps:.6g}; overlay the video it was "
             "tracked from"
         )
-
-
-def _rate(fps: float) -> Fraction:
-    return Fraction(fps).limit_denominator(1001)
-
-
-class _Writer:
-    """H.264 MP4 writer (yuv420p needs even sizes: odd ones are padded by a pixel)."""
-
-    def __init__(self, out: Path, width: int, height: int, fps: float) -> None:
-        self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp.mp4")
-        self.out = out
-        self.size = (width + width % 2, height + height % 2)
-        self.container = av.open(str(self.tmp), "w")
-        self.stream = self.container.add_stream(CODEC, rate=_rate(fps))
-        self.stream.width, self.stream.height = self.size
-        self.stream.pix_fmt = "yuv420p"
-        self.stream.options = {"crf": "18", "preset": "veryfast"}
-
-    def write(self, image: Image.Image) -> None:
-        if image.size != self.size:
-            canvas = Image.new("RGB", self.size, "black")
-            canvas.paste(image, (0, 0))
-            image = canvas
-        frame = av.VideoFrame.from_image(image)
-        self.container.mux(self.stream.encode(frame))
-
-    def close(self, ok: bool) -> None:
-        try:
-            if ok:
-                self.container.mux(self.stream.encode(None))
-            self.container.close()
-            if ok:
-                os.replace(self.tmp, self.out)
-        finally:
-            self.tmp.unlink(missing_ok=True)
 
 
 def _observed_array(
@@ -258,7 +153,7 @@ def render_overlay(
     """
     fitted = _fitted(fit, "render_overlay")
     unit = str(fit.attrs.get("unit") or "")
-    projector = _pick_camera(camera, calibration, str(video), unit)
+    projector = pick_camera(camera, calibration, str(video), unit)
     image_coords = unit == "px"
     if projector is None and not image_coords:
         raise InspectError(
@@ -278,6 +173,7 @@ def render_overlay(
     seen = _observed_array(observed, individuals, getattr(view, "name", view))
     if not video.is_file():
         raise InspectError(f"{video}: no such video file")
+    av = load_av()
     try:
         source = av.open(str(video))
     except av.error.FFmpegError as exc:
@@ -293,7 +189,7 @@ def render_overlay(
                 "starts earlier, or the video the session was tracked from"
             )
         fps = rate or float(fit.attrs.get("fps") or 30.0)
-        writer = _Writer(out, stream.width, stream.height, fps)
+        writer = VideoWriter(out, stream.width, stream.height, fps)
         result = _Drawing(fit, fitted, individuals, plan, projector, seen)
         ok, index = False, -1
         try:
@@ -439,7 +335,7 @@ def render_animation(
         seen = None
     fps = float(fit.attrs.get("fps") or 30.0) / int(step)
     drawing = _Drawing(fit, fitted, individuals, plan, camera, seen)
-    writer = _Writer(Path(out), width, height, fps)
+    writer = VideoWriter(Path(out), width, height, fps)
     ok = False
     try:
         for k in frames:

@@ -1,10 +1,12 @@
 """HTML reports of one fit or of a whole archive: summary, plots, provenance, worst frames.
 
-A report is one self-contained HTML file: the style sheet is inline, every figure is an
-embedded PNG, and nothing is fetched from the network, so it can be mailed, archived or
-opened offline. :func:`session_report_html` and :func:`archive_report_html` build the text
-from opened fits; :func:`write_session_report` and :func:`write_archive_report` open the
-stores and write the file (atomically: a half-written report never appears under ``out``).
+A report is one self-contained HTML file: the style sheet is inline, every static figure
+is an embedded PNG, the interactive viewers are plotly figures drawn by one copy of plotly's
+JavaScript embedded in the page head, and nothing is fetched from the network, so it can
+be mailed, archived or opened offline. :func:`session_report_html` and
+:func:`archive_report_html` build the text from opened fits; :func:`write_session_report`
+and :func:`write_archive_report` open the stores and write the file (atomically: a
+half-written report never appears under ``out``).
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ import xarray as xr
 
 from pipeline.inspect import html
 from pipeline.inspect.archive import FitArchive, open_archive
+from pipeline.inspect.overview import angle_distributions, truth_table
 from pipeline.inspect.plots import plot_archive_overview
 from pipeline.inspect.sections import (
     FORMATS,
     anchor,
     generated_note,
+    meanings,
     nav,
     observed_or_reason,
     session_sections,
@@ -50,6 +54,7 @@ def session_report_html(
     title: str | None = None,
     worst: int = 10,
     reason: str = "",
+    truth: xr.Dataset | None | str = "auto",
 ) -> str:
     """The HTML report of one fit.
 
@@ -65,6 +70,10 @@ def session_report_html(
         Worst frames listed.
     reason : str
         Note shown above the plots (e.g. why observed keypoints are missing).
+    truth : xarray.Dataset, None or "auto"
+        A synthetic session's known truth (:attr:`pipeline.synth.SynthSession.truth`) for
+        the "Against the known truth" section; "auto" looks for it
+        (:func:`pipeline.inspect.truth.open_truth`).
 
     Returns
     -------
@@ -76,11 +85,12 @@ def session_report_html(
     sections = {
         "Summary": "summary",
         "Worst frames": "worst-frames",
+        "Viewer": "viewer",
         "Plots": "plots",
         "Provenance": "provenance",
     }
-    body = session_sections("", fit, observed, reason, worst=worst)
-    return html.page(title, generated_note() + nav(sections) + body)
+    body = session_sections("", fit, observed, reason, worst=worst, truth=truth)
+    return html.page(title, generated_note() + nav(sections) + body, interactive=True)
 
 
 def archive_report_html(
@@ -122,12 +132,15 @@ def archive_report_html(
         keep = set(ranked.index[:detailed])
         chosen = [k for k in chosen if k in keep]
     links = {k: f"#{anchor('session', k)}" for k in chosen}
+    viewers = {k: anchor(anchor("session", k), "viewer-plot") for k in chosen}
     overview = [html.table(summary, FORMATS, links=links)] if len(archive) else []
     if not len(archive):
         overview.append(html.note(f"No complete fit stores found under {root}."))
     else:
+        overview.append(meanings())
         fig = plot_archive_overview(summary)
         overview.append(html.figure(fig, "Sessions compared.", alt="archive overview"))
+        overview += angle_distributions(archive)
     if problems:
         rows = pd.DataFrame({"problem": list(problems.values())}, index=list(problems))
         overview.append("<p>Left out:</p>\n" + html.table(rows.rename_axis("store")))
@@ -140,11 +153,19 @@ def archive_report_html(
     if not top.empty:
         top = top.sort_values("rms_error", ascending=False).head(worst)
         top = top[["session", *[c for c in top.columns if c != "session"]]]
+        top["view"] = [
+            html.seek_link(viewers[s], k, "show in viewer") if s in viewers else ""
+            for s, k in zip(top["session"], top["frame"], strict=True)
+        ]
         units = {time_unit(fit) for fit in archive.values()}
         if len(units) == 1:
             top = top.rename(columns={"time": f"time ({units.pop()})"})
-    worst_html = html.table(top, index=False) if not top.empty else "<p>No observed frames.</p>"
-    keys = ["body_plan_sha256", "kinefit_version", "input_sha256", "fingerprint", "created"]
+    worst_html = (
+        html.table(top, index=False, raw=("view",))
+        if not top.empty
+        else "<p>No observed frames.</p>"
+    )
+    keys = ["body_plan_sha256", "kinefit_version", "input_sha256", "fingerprint", "finished"]
     prov = pd.DataFrame(
         {k: [fit.attrs.get(c) for c in keys] for k, fit in archive.items()}, index=keys
     ).T.rename_axis("session")
@@ -153,7 +174,7 @@ def archive_report_html(
         "kinefit version",
         "input fingerprint",
         "fit fingerprint",
-        "created",
+        "finished",
     ]
     prov_html = html.table(prov, links=links) if len(archive) else ""
     configs = {k: provenance(fit).get("solver config", {}) for k, fit in archive.items()}
@@ -177,22 +198,22 @@ def archive_report_html(
                 f"other {len(archive) - len(chosen)} are in the tables above."
             ),
         )
+    truth_html = truth_table(archive)
+    sections = {"Summary": "summary"}
+    if truth_html:
+        sections["Against the truth"] = "truth"
+    sections.update({"Worst frames": "worst-frames", "Provenance": "provenance"})
+    sections["Sessions"] = "sessions"
     body = [
         generated_note(),
-        nav(
-            {
-                "Summary": "summary",
-                "Worst frames": "worst-frames",
-                "Provenance": "provenance",
-                "Sessions": "sessions",
-            }
-        ),
+        nav(sections),
         html.section("summary", "Summary", "".join(overview)),
+        html.section("truth", "Against the known truth", truth_html) if truth_html else "",
         html.section("worst-frames", f"Worst frames (top {worst} across sessions)", worst_html),
         html.section("provenance", "Provenance", prov_html),
         html.section("sessions", "Sessions", "".join(details)),
     ]
-    return html.page(title, "".join(body))
+    return html.page(title, "".join(body), interactive=bool(chosen))
 
 
 def _write(text: str, out: Path) -> Path:

@@ -1,4 +1,4 @@
-"""The sections of a session's report: summary, worst frames, plots, provenance (HTML)."""
+"""The sections of a session's report: summary, truth, worst frames, viewer, plots, provenance."""
 
 from __future__ import annotations
 
@@ -12,20 +12,56 @@ import xarray as xr
 from pipeline.inspect import html
 from pipeline.inspect.archive import open_observed
 from pipeline.inspect.plots import (
-    plot_dof_trajectories,
     plot_error_distributions,
     plot_residual_heatmap,
     plot_skeleton_frame,
     plot_solver_convergence,
 )
+from pipeline.inspect.plots.angles import plot_angle_trajectories
 from pipeline.inspect.tables import individual_summary, provenance, summary_table, worst_frames
+from pipeline.inspect.truth import open_truth, truth_errors, truth_joint_errors
 from pipeline.inspect.validate import time_unit
+from pipeline.inspect.viewer import viewer_spec
 from pipeline.provenance.fingerprint import kinefit_version
 
-__all__ = ["FORMATS", "anchor", "generated_note", "nav", "observed_or_reason", "session_sections"]
+__all__ = [
+    "FORMATS",
+    "LIMIT_ACTIVE_MEANING",
+    "NOT_CONVERGED_MEANING",
+    "anchor",
+    "generated_note",
+    "meanings",
+    "nav",
+    "observed_or_reason",
+    "session_sections",
+    "truth_section",
+]
 
 PERCENT_COLUMNS = ("non_converged_fraction", "limit_active_fraction", "observed_fraction")
 FORMATS = {c: html.percent for c in PERCENT_COLUMNS}
+#: What the report's "not converged" numbers count.
+NOT_CONVERGED_MEANING = (
+    "Not converged: the share of frames (per individual) where the solver did not meet its "
+    "tolerances (largest position step under position_tolerance, largest angle step under "
+    "angle_tolerance) within n_iterations steps of the solver config. Such a frame keeps "
+    "its last estimate, which is often close: its RMS error says how close."
+)
+#: What the report's "limit active" numbers count.
+LIMIT_ACTIVE_MEANING = (
+    "Limit active: the share of (frame, individual, DOF) entries where clamping to a limit "
+    "of the body plan (a hinge's range, a ball joint's swing cone or twist range) changed "
+    "the DOF on the solver's last step, so the fit sits on that limit. A few are normal at "
+    "extreme poses; many at one joint mean its limits are too tight for this animal, or "
+    "its keypoints are swapped."
+)
+
+
+def meanings() -> str:
+    """The two definitions, as a paragraph each."""
+    return "".join(
+        f'<p class="meaning">{html.escape(t)}</p>\n'
+        for t in (NOT_CONVERGED_MEANING, LIMIT_ACTIVE_MEANING)
+    )
 
 
 def anchor(*parts: str) -> str:
@@ -51,10 +87,12 @@ def _plots(fit: xr.Dataset, observed: xr.DataArray | None, reason: str, prefix: 
             f"with the worst RMS error, in 3D and three orthographic projections ({unit}).",
         ),
         (
-            plot_dof_trajectories,
+            plot_angle_trajectories,
             {},
-            "DOF values over time; red shading beyond a joint limit, orange beyond a ball "
-            "joint's swing cone; red ticks where the solver held a DOF at its limit.",
+            "Angles over time, one panel per joint (named angles when the fit has them, DOF "
+            "names otherwise; degrees, slides in length units); dashed lines at the body "
+            "plan's limits (a ball joint's swing cone half-angles), shaded +-1 SD when the fit "
+            "has uncertainties, red ticks where the solver held a DOF at a limit.",
         ),
         (
             plot_residual_heatmap,
@@ -81,9 +119,13 @@ def _plots(fit: xr.Dataset, observed: xr.DataArray | None, reason: str, prefix: 
     return "".join(out)
 
 
-def _worst_table(frames: pd.DataFrame, fit_unit: str, t_unit: str) -> str:
+def _worst_table(frames: pd.DataFrame, fit_unit: str, t_unit: str, viewer: str = "") -> str:
     if frames.empty:
         return "<p>No observed frames.</p>\n"
+    if viewer:
+        frames = frames.assign(
+            view=[html.seek_link(viewer, k, "show in viewer") for k in frames["frame"]]
+        )
     frames = frames.rename(
         columns={
             "time": f"time ({t_unit})",
@@ -91,7 +133,50 @@ def _worst_table(frames: pd.DataFrame, fit_unit: str, t_unit: str) -> str:
             "max_error": f"max error ({fit_unit})",
         }
     )
-    return html.table(frames, index=False)
+    return html.table(frames, index=False, raw=("view",))
+
+
+def truth_section(fit: xr.Dataset, truth: xr.Dataset) -> str:
+    """Tables of the fit's error against the known truth of a synthetic session."""
+    unit = str(fit.attrs.get("unit") or "length units")
+    per = truth_errors(fit, truth).rename(
+        columns={
+            "keypoint_rms": f"keypoint RMS ({unit})",
+            "keypoint_p95": f"keypoint 95th pct ({unit})",
+            "angle_rms": "angle RMS (deg)",
+            "angle_max": "angle max (deg)",
+            "root_rms": f"root position RMS ({unit})",
+        }
+    )
+    joints = truth_joint_errors(fit, truth)
+    worst = joints.sort_values("rms", ascending=False).head(8)
+    text = (
+        '<p class="meaning">This session is synthetic: its true motion is known. Keypoint '
+        "error: fitted minus noise-free keypoints (not the residual, which measures the "
+        "fit against the noisy observations); angle error wrapped to +-180 deg.</p>\n"
+    )
+    return (
+        text
+        + html.table(per)
+        + "<p>DOFs with the largest RMS error against the truth:</p>\n"
+        + html.table(worst)
+    )
+
+
+def viewer_section(
+    fit: xr.Dataset, observed: xr.DataArray | None, div_id: str, keep: list[int]
+) -> str:
+    """The interactive viewer of a session (the page must embed plotly's JavaScript)."""
+    spec = viewer_spec(fit, observed, keep_frames=keep)
+    note = spec["layout"]["meta"]["kinefit_viewer"]["note"]
+    caption = (
+        "Drag to rotate, scroll to zoom; play at 0.25x, 1x or 4x real time, or move the "
+        "slider. Coloured: the fitted skeleton of each individual; black crosses: observed "
+        "keypoints; grey rings: keypoints missing at that frame; red rings: residual above "
+        "the threshold in the legend; orange diamonds: joints with a DOF held at a limit. "
+        "Right: the chosen joint's angles (menu) and the RMS error, with the time cursor. " + note
+    )
+    return html.plotly_figure(spec, div_id, caption)
 
 
 def session_sections(
@@ -102,11 +187,17 @@ def session_sections(
     *,
     worst: int = 10,
     level: int = 2,
+    truth: xr.Dataset | None | str = "auto",
+    viewer: bool = True,
 ) -> str:
-    """The sections of one session: summary, plots, provenance, worst frames.
+    """The sections of one session: summary, truth, worst frames, viewer, plots, provenance.
 
-    Section ids are ``<key>-summary``, ``<key>-plots``, ``<key>-provenance`` and
-    ``<key>-worst-frames`` (``key`` made anchor-safe; without a key: ``summary``, ...).
+    Section ids are ``<key>-summary``, ``<key>-truth`` (synthetic sessions only),
+    ``<key>-worst-frames``, ``<key>-viewer``, ``<key>-plots`` and ``<key>-provenance``
+    (``key`` made anchor-safe; without a key: ``summary``, ...); the viewer's plotly div
+    is ``<key>-viewer-plot``. ``truth="auto"`` looks for a synthetic session's truth
+    (:func:`pipeline.inspect.truth.open_truth`). With ``viewer``, the page must embed
+    plotly's JavaScript (``html.page(..., interactive=True)``).
     """
     unit = str(fit.attrs.get("unit") or "length units")
     t_unit = time_unit(fit)
@@ -117,8 +208,8 @@ def session_sections(
         f"median RMS ({unit})": summary["median_rms"],
         f"worst RMS ({unit})": summary["worst_rms"],
         f"worst at ({t_unit})": summary["worst_time"],
-        "not converged": html.percent(summary["non_converged_fraction"]),
-        "DOF entries at a limit": html.percent(summary["limit_active_fraction"]),
+        "not converged (of frames)": html.percent(summary["non_converged_fraction"]),
+        "limit active (of DOF entries)": html.percent(summary["limit_active_fraction"]),
         "max seam disagreement (rad or length)": summary["max_seam_disagreement"],
     }
     per_individual = individual_summary(fit).rename(
@@ -128,19 +219,43 @@ def session_sections(
             "worst_time": f"worst at ({t_unit})",
         }
     )
+    if isinstance(truth, str):
+        truth = open_truth(fit)
+    frames = worst_frames(fit, worst)
+    plot_id = anchor(key, "viewer-plot") if viewer and "fitted_position" in fit else ""
     body = [
         html.section(
             anchor(key, "summary"),
             "Summary",
-            html.key_values(head) + html.table(per_individual, FORMATS),
+            html.key_values(head) + meanings() + html.table(per_individual, FORMATS),
             level,
         ),
+    ]
+    if truth is not None:
+        body.append(
+            html.section(
+                anchor(key, "truth"), "Against the known truth", truth_section(fit, truth), level
+            )
+        )
+    body.append(
         html.section(
             anchor(key, "worst-frames"),
             f"Worst frames (top {worst} by RMS error)",
-            _worst_table(worst_frames(fit, worst), unit, t_unit),
+            _worst_table(frames, unit, t_unit, plot_id),
             level,
-        ),
+        )
+    )
+    if plot_id:
+        keep = [int(k) for k in frames["frame"]] if not frames.empty else []
+        body.append(
+            html.section(
+                anchor(key, "viewer"),
+                "Viewer",
+                viewer_section(fit, observed, plot_id, keep),
+                level,
+            )
+        )
+    body += [
         html.section(
             anchor(key, "plots"),
             "Plots",

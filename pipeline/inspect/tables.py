@@ -176,26 +176,31 @@ def worst_frames(fit: xr.Dataset, n: int = 10) -> pd.DataFrame:
     order = np.argsort(-flat, kind="stable")[: max(int(n), 0)]
     order = order[np.isfinite(flat[order])]
     frames, inds = np.unravel_index(order, rms.shape)
+    # one vectorized read per variable (not one per row): a point selection of (t, i) pairs
+    at = {"time": xr.DataArray(frames, dims="row"), "individual": xr.DataArray(inds, dims="row")}
+    residual = np.asarray(fit["residual"].isel(at).transpose("row", "keypoint").values, float)
+    picked = {v: np.asarray(fit[v].isel(at).values) for v in ("max_error", "iterations")}
+    picked["converged"] = np.asarray(fit["converged"].isel(at).values)
+    at_limit = np.asarray(fit["limit_active"].isel(at).transpose("row", "dof").values).sum(axis=1)
+    keypoints = [str(k) for k in fit["keypoint"].values]
+    times = np.asarray(fit["time"].values)
+    names = [str(v) for v in fit["individual"].values]
     rows = []
-    for t, i in zip(frames.tolist(), inds.tolist(), strict=True):
-        one = fit.isel(time=t, individual=i)
-        residual = np.asarray(one["residual"].values, dtype=float)
-        worst_kp = (
-            str(one["keypoint"].values[np.nanargmax(residual)])
-            if np.isfinite(residual).any()
-            else ""
-        )
+    for r, (t, i) in enumerate(zip(frames.tolist(), inds.tolist(), strict=True)):
+        res = residual[r]
         rows.append(
             {
-                "individual": str(fit["individual"].values[i]),
+                "individual": names[i],
                 "frame": t,
-                "time": float(fit["time"].values[t]),
+                "time": float(times[t]),
                 "rms_error": rms[t, i],
-                "max_error": float(one["max_error"].values),
-                "worst_keypoint": worst_kp,
-                "iterations": int(one["iterations"].values),
-                "converged": bool(one["converged"].values),
-                "dofs_at_limit": int(one["limit_active"].values.sum()),
+                "max_error": float(picked["max_error"][r]),
+                "worst_keypoint": keypoints[int(np.nanargmax(res))]
+                if np.isfinite(res).any()
+                else "",
+                "iterations": int(picked["iterations"][r]),
+                "converged": bool(picked["converged"][r]),
+                "dofs_at_limit": int(at_limit[r]),
             }
         )
     columns = [

@@ -9,7 +9,8 @@ RMS error, each with a time cursor that follows the 3D frame. Play/pause at thre
 and a frame slider drive both. Long sessions are decimated (:func:`viewer_frames`); the
 rule is written under the figure.
 
-:func:`viewer_figure` builds the figure; :func:`view` is the notebook entry point.
+:func:`viewer_spec` builds the figure as plotly JSON (the report embeds it),
+:func:`viewer_figure` as a plotly Figure; :func:`view` is the notebook entry point.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from pipeline.inspect.viewer_data import (
 )
 from pipeline.inspect.viewer_traces import angle_traces, error_traces, frame_traces
 
-__all__ = ["MAX_VIEWER_FRAMES", "SPEEDS", "view", "viewer_figure"]
+__all__ = ["MAX_VIEWER_FRAMES", "SPEEDS", "view", "viewer_figure", "viewer_spec"]
 
 _NEEDS = {"fitted_position": ("time", "space", "keypoint", "individual")}
 #: Playback speeds offered (x real time); each frame is shown for step / fps / speed s.
@@ -66,6 +67,13 @@ def _camera_up(up_axis: str | None) -> dict[str, float]:
     sign = -1.0 if up.startswith("-") else 1.0
     axis = up.lstrip("+-") if up.lstrip("+-") in ("x", "y", "z") else "z"
     return {a: (sign if a == axis else 0.0) for a in "xyz"}
+
+
+def _camera_eye(ds: xr.Dataset) -> dict[str, float]:
+    """A viewpoint a little above the ground, at 3/4 of plotly's default distance."""
+    up = _camera_up(ds.attrs.get("up_axis"))
+    axis = next(a for a, v in up.items() if v)
+    return {a: (0.6 * up[a] if a == axis else 1.1) for a in "xyz"}
 
 
 def _play_buttons(durations: dict[float, int]) -> dict:
@@ -136,7 +144,7 @@ def _joint_menu(
     }
 
 
-def viewer_figure(
+def viewer_spec(
     fit: xr.Dataset,
     observed: xr.DataArray | None = None,
     *,
@@ -147,7 +155,7 @@ def viewer_figure(
     joint: str | None = None,
     residual_threshold: float | None = None,
     height: int = 720,
-) -> go.Figure:
+) -> dict:
     """The interactive viewer of one session (see the module docstring).
 
     Parameters
@@ -177,16 +185,19 @@ def viewer_figure(
 
     Returns
     -------
-    plotly.graph_objects.Figure
-        Frames named by frame index (``str(k)``); trace ``meta`` says what each trace is
-        (``{"kinefit": "skeleton", "individual": ..., "joints": [...]}`` and so on).
+    dict
+        The figure in plotly's JSON schema (``data``, ``layout``, ``frames``), written
+        without plotly.py's validation (seconds for a few hundred frames); arrays are
+        base64 typed arrays (:func:`~pipeline.inspect.viewer_data.decode`). Frames are named
+        by frame index (``str(k)``); trace ``meta`` says what each trace is (``{"kinefit":
+        "skeleton", "individual": ..., "joints": [...]}`` and so on).
 
     Raises
     ------
     InspectError
         ``fitted_position`` is missing, or an unknown individual or joint.
     """
-    ds = as_dataset(fit, _NEEDS, "viewer_figure")
+    ds = as_dataset(fit, _NEEDS, "viewer")
     individuals = pick_individuals(ds, individual)
     plan = body_plan_of(ds, plan)
     names = [str(k) for k in ds["keypoint"].values]
@@ -212,13 +223,12 @@ def viewer_figure(
     fixed = traces + [cursor_a, cursor_e, *err]
     n_dynamic = len(traces)
     atraces, joints = angle_traces(ds, angles, groups, individuals, shown)
-    fig = go.Figure(data=fixed + atraces)
     for f, k in enumerate(kept):
         tk = float(t[k])
-        frame_data[f] += [{"x": [tk, tk]}, {"x": [tk, tk]}]
+        frame_data[f] += [{"type": "scatter", "x": [tk, tk]}] * 2
     frame_traces_index = list(range(n_dynamic + 2))
-    fig.frames = [
-        go.Frame(name=str(int(k)), data=data, traces=frame_traces_index)
+    frames = [
+        {"name": str(int(k)), "data": data, "traces": frame_traces_index}
         for k, data in zip(kept, frame_data, strict=True)
     ]
     fps = float(ds.attrs.get("fps") or 0) or None
@@ -237,10 +247,10 @@ def viewer_figure(
     ]
     session = ds.attrs.get("session") or ""
     note = decimation_note(ds.sizes["time"], step, len(kept), fps)
-    fig.update_layout(
+    layout = dict(
         height=height,
         margin={"l": 10, "r": 10, "t": 110, "b": 40},
-        template="none",
+        template={"data": {}, "layout": {}},
         colorway=list(COLORS),
         title={
             "text": f"{session}: fitted skeleton and observed keypoints",
@@ -260,7 +270,7 @@ def viewer_figure(
         scene={
             "domain": {"x": [0.0, 0.52], "y": [0.08, 1.0]},
             "aspectmode": "cube",
-            "camera": {"up": _camera_up(ds.attrs.get("up_axis"))},
+            "camera": {"up": _camera_up(ds.attrs.get("up_axis")), "eye": _camera_eye(ds)},
             **{
                 f"{a}axis": {"range": r, "title": {"text": f"{a} ({unit})"}, "autorange": False}
                 for a, r in _scene_ranges(per).items()
@@ -289,7 +299,23 @@ def viewer_figure(
         + ([_joint_menu(angles, groups, len(fixed), shown, joints)] if groups else []),
         meta={"kinefit_viewer": {"frames": kept.tolist(), "step": step, "note": note}},
     )
-    return fig
+    return {"data": fixed + atraces, "layout": layout, "frames": frames}
+
+
+def viewer_figure(fit: xr.Dataset, observed: xr.DataArray | None = None, **options) -> go.Figure:
+    """:func:`viewer_spec` as a plotly Figure (validated; for notebooks and ``fig.show()``).
+
+    Parameters
+    ----------
+    fit, observed, **options
+        As :func:`viewer_spec`.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    fig = go.Figure(viewer_spec(fit, observed, **options))
+    return fig.update_layout(template="none")  # plotly.py would apply its default one
 
 
 def _units(angles: AngleSet, groups: dict[str, list[int]], shown: str | None) -> str:

@@ -9,6 +9,7 @@ missing, that miss by a large residual, and the joints with a DOF held at a limi
 
 from __future__ import annotations
 
+import base64
 import math
 import warnings
 from collections.abc import Sequence
@@ -23,8 +24,10 @@ __all__ = [
     "MAX_VIEWER_FRAMES",
     "SessionFrames",
     "decimation_note",
+    "decode",
     "large_residual_threshold",
     "skeleton_paths",
+    "typed",
     "viewer_frames",
 ]
 
@@ -34,6 +37,23 @@ MAX_VIEWER_FRAMES = 300
 LARGE_RESIDUAL_MEDIANS = 5.0
 #: ... and above this fraction of the body's extent.
 LARGE_RESIDUAL_BODY = 0.01
+
+
+_DTYPES = {"f4": np.float32, "f8": np.float64, "i4": np.int32, "u1": np.uint8}
+
+
+def typed(values, dtype: str = "f4") -> dict:
+    """A numpy array as plotly's base64 typed array (``{"dtype", "bdata"}``)."""
+    data = np.ascontiguousarray(np.asarray(values, dtype=_DTYPES[dtype]).ravel())
+    return {"dtype": dtype, "bdata": base64.b64encode(data.tobytes()).decode("ascii")}
+
+
+def decode(value) -> np.ndarray:
+    """The numbers of a plotly data array: a typed array, a list or a numpy array."""
+    if isinstance(value, dict) and "bdata" in value:
+        raw = base64.b64decode(value["bdata"])
+        return np.frombuffer(raw, dtype=_DTYPES[value["dtype"]]).astype(float)
+    return np.asarray([np.nan if v is None else v for v in value], dtype=float)
 
 
 def viewer_frames(n_frames: int, max_frames: int = MAX_VIEWER_FRAMES, keep: Sequence[int] = ()):
@@ -65,8 +85,9 @@ def decimation_note(n_frames: int, step: int, n_kept: int, fps: float | None) ->
     if step == 1:
         return f"All {n_frames} frames are shown."
     rate = f" ({fps / step:.3g} Hz of {fps:.3g} Hz)" if fps else ""
+    nth = {1: "st", 2: "nd", 3: "rd"}.get(step % 10 if step % 100 not in (11, 12, 13) else 0, "th")
     return (
-        f"Long session: the viewer shows every {step}th of {n_frames} frames{rate} plus the "
+        f"Long session: the viewer shows every {step}{nth} of {n_frames} frames{rate} plus the "
         f"worst frames, {n_kept} frames in all (at most {MAX_VIEWER_FRAMES} regular frames: "
         f"step = ceil(frames / {MAX_VIEWER_FRAMES})); the plots and tables use every frame."
     )

@@ -11,7 +11,7 @@ import xarray as xr
 
 from pipeline.inspect.angles import AngleSet
 from pipeline.inspect.plots.common import MAX_TIME_POINTS, bin_time, color
-from pipeline.inspect.viewer_data import SessionFrames
+from pipeline.inspect.viewer_data import SessionFrames, typed
 
 __all__ = ["angle_traces", "error_traces", "frame_traces"]
 
@@ -23,9 +23,9 @@ _MARKERS = {
 }
 
 
-def _xyz(points: np.ndarray) -> dict[str, np.ndarray]:
+def _xyz(points: np.ndarray) -> dict[str, dict]:
     points = np.asarray(points, dtype=np.float32).reshape(-1, 3)
-    return {"x": points[:, 0], "y": points[:, 1], "z": points[:, 2]}
+    return {"x": typed(points[:, 0]), "y": typed(points[:, 1]), "z": typed(points[:, 2])}
 
 
 def _skeleton(fitted: np.ndarray, paths: np.ndarray) -> np.ndarray:
@@ -54,7 +54,6 @@ def frame_traces(
     per_frame : list of list of dict
         For each kept frame, the data of the same traces at that frame.
     """
-    joints = [names[k] for k in paths] if len(paths) else list(names)
     labels = [names[k] if k >= 0 else "" for k in paths] if len(paths) else list(names)
     hover = "%{text}<br>%{x:.3g}, %{y:.3g}, %{z:.3g} " + unit + "<extra>" + individual + "</extra>"
     base = [
@@ -67,7 +66,7 @@ def frame_traces(
             "marker": {"color": tint, "size": 3},
             "text": labels,
             "hovertemplate": hover,
-            "meta": {"kinefit": "skeleton", "individual": individual, "joints": joints},
+            "meta": {"kinefit": "skeleton", "individual": individual, "joints": labels},
         }
     ]
     kinds = ["observed"] if frames.observed is not None else []
@@ -148,8 +147,8 @@ def error_traces(
                 {
                     "type": "scatter",
                     "mode": "lines",
-                    "x": bt,
-                    "y": values[:, i],
+                    "x": typed(bt, "f8"),
+                    "y": typed(values[:, i]),
                     "xaxis": "x2",
                     "yaxis": "y2",
                     "name": f"{ind} RMS error",
@@ -203,8 +202,8 @@ def angle_traces(
                     traces.append(
                         {
                             "type": "scatter",
-                            "x": np.r_[t, t[::-1]],
-                            "y": np.r_[hi, lo[::-1]],
+                            "x": typed(np.r_[t, t[::-1]], "f8"),
+                            "y": typed(np.r_[hi, lo[::-1]]),
                             "fill": "toself",
                             "fillcolor": tint,
                             "opacity": 0.2,
@@ -220,8 +219,8 @@ def angle_traces(
                     {
                         "type": "scatter",
                         "mode": "lines",
-                        "x": t,
-                        "y": y,
+                        "x": typed(t, "f8"),
+                        "y": typed(y),
                         "name": label + f" ({angles.units[a]})",
                         "line": {"color": tint, "width": 1.5, "dash": _DASHES[i % len(_DASHES)]},
                         "hovertemplate": "%{y:.3g} " + angles.units[a] + "<extra>" + label,
@@ -236,8 +235,8 @@ def angle_traces(
                         {
                             "type": "scatter",
                             "mode": "markers",
-                            "x": t[hit],
-                            "y": y[hit],
+                            "x": typed(t[hit], "f8"),
+                            "y": typed(y[hit]),
                             "marker": {"symbol": "line-ns-open", "color": "#d62728", "size": 8},
                             "name": "held at a limit",
                             "showlegend": False,

@@ -13,7 +13,7 @@ from matplotlib.patches import Patch
 
 from pipeline.bodyplan import BodyPlan
 from pipeline.inspect.angles import angle_set
-from pipeline.inspect.plots.common import bin_time, binned_note, time_label
+from pipeline.inspect.plots.common import bin_time, binned_note, panel_grid, time_label
 from pipeline.inspect.validate import InspectError, pick_individuals, pick_time
 
 __all__ = ["plot_angle_trajectories"]
@@ -86,8 +86,7 @@ def plot_angle_trajectories(
             ticks[ind] = np.asarray(bin_time(la, "max")[0].values) > 0
     ncols = max(1, min(ncols, len(groups)))
     nrows = math.ceil(len(groups) / ncols)
-    fig = Figure(figsize=(max(3.4 * ncols, 7.0), 2.1 * nrows + 1.2), dpi=100, layout="constrained")
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, sharex=True, squeeze=False)).ravel()
+    fig, axes = panel_grid(nrows, ncols, panel=(3.4, 2.0), top=0.7, bottom=1.0, sharex=True)
     for ax, (joint, members) in zip(axes, groups.items(), strict=False):
         for j, a in enumerate(members):
             tint = _TINTS[j % len(_TINTS)]
@@ -118,6 +117,7 @@ def plot_angle_trajectories(
         ax.set_visible(False)
     for ax in axes[: len(groups)][-ncols:]:
         ax.set_xlabel(time_label(ds), fontsize=9)
+        ax.xaxis.set_tick_params(labelbottom=True)
     handles = [
         Line2D([], [], color="0.3", ls=_DASHES[i % len(_DASHES)], label=ind)
         for i, ind in enumerate(individuals)
@@ -127,7 +127,14 @@ def plot_angle_trajectories(
         handles.append(Patch(color="0.3", alpha=0.2, label="±1 SD"))
     if any(v.any() for v in ticks.values()):
         handles.append(Line2D([], [], ls="", marker="|", color="#d62728", label="held at limit"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=9)
+    height = fig.get_figheight()
+    fig.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.05 / height),
+        ncols=len(handles),
+        fontsize=9,
+    )
     source = "named joint angles" if angles.variable == "joint_angle" else "DOF values"
     session = ds.attrs.get("session")
     fig.suptitle(

@@ -10,7 +10,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from pipeline.inspect.angles import angle_set
-from pipeline.inspect.plots.common import color
+from pipeline.inspect.plots.common import color, panel_grid
 from pipeline.inspect.validate import InspectError
 
 __all__ = ["MAX_SAMPLES", "angle_samples", "plot_angle_distributions"]
@@ -112,10 +112,10 @@ def plot_angle_distributions(
     identities = list(dict.fromkeys(ind for _, ind in groups))
     ncols = max(1, min(ncols, len(names)))
     nrows = math.ceil(len(names) / ncols)
-    width = max(3.4 * ncols, 7.0)
-    label_room = 0.12 * max(len(f"{s} / {i}") for s, i in groups) + 0.6
-    fig = Figure(figsize=(width, (2.0 + label_room) * nrows + 0.9), dpi=100, layout="constrained")
-    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    label_room = 0.075 * max(len(f"{s} / {i}") for s, i in groups) + 0.3
+    fig, axes = panel_grid(
+        nrows, ncols, panel=(3.4, 1.9), top=0.7, bottom=label_room + 0.15, sharex=True
+    )
     x = np.arange(len(groups))
     tints = [color(identities.index(ind)) for _, ind in groups]
     labels = [f"{s} / {i}" if len(identities) > 1 else s for s, i in groups]
@@ -137,14 +137,19 @@ def plot_angle_distributions(
         else:
             ax.boxplot(values, positions=x[present], widths=0.6, showfliers=False)
         ax.set_title(f"{name} ({units[name]})", fontsize=9)
-        ax.set_xticks(x, labels, rotation=90, fontsize=7)
         ax.tick_params(axis="y", labelsize=8)
         ax.grid(axis="y", alpha=0.3)
     for ax in axes[len(names) :]:
         ax.set_visible(False)
+    axes[0].set_xticks(x)
+    for ax in axes[: len(names)][-ncols:]:  # the bottom panel of each column names groups
+        ax.set_xticks(x, labels, rotation=90, fontsize=7)
+        ax.xaxis.set_tick_params(labelbottom=True)
     fig.suptitle(
         f"Angle distributions across {len(fits)} session(s) and {len(identities)} "
         "individual(s) (median marked)",
         fontsize=12,
+        y=1 - 0.12 / fig.get_figheight(),
+        va="top",
     )
     return fig

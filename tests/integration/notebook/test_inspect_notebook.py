@@ -34,6 +34,14 @@ def test_notebook_executes_on_a_fresh_archive(fits_root, tmp_path, monkeypatch):
     assert len(images) >= 3
     html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
     assert "median_rms" in html and "walk" in html  # the summary table was shown
+    # the viewer cell: one plotly figure, animated, its skeleton drawn from the fit
+    figures = [
+        o["data"]["application/vnd.plotly.v1+json"]
+        for o in outputs
+        if o.get("data") and "application/vnd.plotly.v1+json" in o["data"]
+    ]
+    assert len(figures) == 1 and len(figures[0]["frames"]) > 10
+    assert any(t.get("meta", {}).get("kinefit") == "skeleton" for t in figures[0]["data"])
     text = "".join(o.get("text", "") for o in outputs)
     assert "session 'walk'" in text  # the worst session was selected
     assert list(tmp_path.iterdir()) == [tmp_path / "jupyter"]  # it wrote nothing

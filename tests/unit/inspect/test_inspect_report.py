@@ -29,7 +29,7 @@ class StrictParser(HTMLParser):
             [],
             [],
         )
-        self.text, self.doctype = [], None
+        self.text, self.doctype, self.scripts = [], None, []
 
     def handle_decl(self, decl):
         self.doctype = decl
@@ -41,6 +41,8 @@ class StrictParser(HTMLParser):
             self.ids.append(attrs["id"])
         if tag == "img":
             self.images.append(attrs)
+        if tag == "script":
+            self.scripts.append(attrs)
         for key in ("src", "href"):
             if key in attrs:
                 self.urls.append(attrs[key])
@@ -69,7 +71,8 @@ def parse(path):
     assert parser.doctype == "DOCTYPE html"
     assert parser.errors == [] and parser.stack == [], (parser.errors, parser.stack)
     assert len(parser.ids) == len(set(parser.ids)), "duplicate ids"
-    assert not {"script", "link", "iframe", "object"} & set(parser.tags)
+    assert not {"link", "iframe", "object", "embed"} & set(parser.tags)
+    assert not [s for s in parser.scripts if s.get("src")]  # scripts are inline
     for url in parser.urls:  # nothing from the network: in-page links and data URIs only
         assert url.startswith(("#", "data:image/png;base64,")), url
     for href in (u for u in parser.urls if u.startswith("#")):
@@ -95,8 +98,9 @@ def test_session_report_is_valid_html_with_every_section_and_its_images(walk, fi
     assert out == tmp_path / "walk.html"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["walk.html"]  # no temp file left
     page = parse(out)
-    assert {"summary", "worst-frames", "plots", "provenance"} <= set(page.ids)
+    assert {"summary", "worst-frames", "viewer", "plots", "provenance"} <= set(page.ids)
     assert len(decoded_images(page)) == 5
+    assert "viewer-plot" in page.ids and "Not converged: the share of frames" in page.body
     text = page.body
     for value in ("body_plan_sha256", "input_sha256", "fingerprint", "kinefit_version"):
         assert walk.attrs[value] in text
@@ -138,10 +142,12 @@ def test_archive_report_has_summary_worst_frames_provenance_and_each_session(fit
     for key in ("walk", "lab_b_hop"):
         expected |= {f"session-{key}"}
         expected |= {
-            f"session-{key}-{s}" for s in ("summary", "worst-frames", "plots", "provenance")
+            f"session-{key}-{s}"
+            for s in ("summary", "worst-frames", "viewer", "viewer-plot", "plots", "provenance")
         }
     assert expected <= set(page.ids)
-    assert len(decoded_images(page)) == 1 + 2 * 5  # overview + five per session
+    # overview + the walk's angle distributions (2 individuals; the fly has 1) + 5 per session
+    assert len(decoded_images(page)) == 2 + 2 * 5
     assert "Solver config (all sessions)" in page.body
     assert "lab_b/hop" in page.body and "walk" in page.body
 
@@ -149,7 +155,8 @@ def test_archive_report_has_summary_worst_frames_provenance_and_each_session(fit
 def test_archive_report_details_only_the_worst_sessions_when_asked(fits_root, tmp_path):
     page = parse(write_archive_report(fits_root, tmp_path / "a.html", detailed=1))
     assert "session-walk-plots" in page.ids and "session-lab_b_hop-plots" not in page.ids
-    assert len(decoded_images(page)) == 1 + 5
+    assert len(decoded_images(page)) == 2 + 5
+    assert "session-walk-viewer-plot" in page.ids and "session-lab_b_hop-viewer" not in page.ids
     assert "Full plots for the 1 sessions with the worst RMS error" in page.body
 
 
@@ -160,7 +167,8 @@ def test_archive_report_default_location_and_left_out_stores(archive_copy):
     assert out == fits / "report.html"
     page = parse(out)
     assert "Left out" in page.body and "unfinished fit" in page.body
-    assert page.images[0]["alt"] == "archive overview" and len(page.images) == 1
+    assert [i["alt"] for i in page.images] == ["archive overview", "angle distributions"]
+    assert page.scripts == []  # no viewer, no plotly
 
 
 def test_archive_report_of_an_empty_folder_says_so(tmp_path):
