@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import tempfile
@@ -11,11 +10,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pipeline.bodyplan.angles import angle_spec_to_dict
 from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers import guess_format, import_body_plan
 from pipeline.bodyplan.kinds import kind_to_dict
 from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Dof, Joint
 from pipeline.bodyplan.parse import parse_plan
+from pipeline.errors import KinefitError
+from pipeline.provenance.hashing import json_sha256
 
 __all__ = [
     "body_plan_sha256",
@@ -106,8 +108,8 @@ def _keep_extras(plan: BodyPlan, data: Any) -> BodyPlan:
     return dataclasses.replace(plan, extras=extras) if extras else plan
 
 
-class _DuplicateKeyError(Exception):
-    pass
+class _DuplicateKeyError(KinefitError):
+    """A repeated key in a JSON object (reported as a BodyPlanError by the loader)."""
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -121,8 +123,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def required_version(plan: BodyPlan) -> int:
-    """Lowest format version that can express ``plan`` (2 if any joint has a kind)."""
-    return 2 if any(j.kind is not None for j in plan.joints) else 1
+    """Lowest format version that can express ``plan`` (2 if any joint has a kind or angles)."""
+    return 2 if any(j.kind is not None or j.angles is not None for j in plan.joints) else 1
 
 
 def _dof_to_dict(dof: Dof, joint: str, index: int) -> dict[str, Any]:
@@ -156,6 +158,8 @@ def _joint_to_dict(joint: Joint) -> dict[str, Any]:
         out.update(kind_to_dict(joint.kind))
     else:
         out["dofs"] = [_dof_to_dict(d, joint.name, i) for i, d in enumerate(joint.dofs)]
+    if joint.angles is not None:
+        out["angles"] = angle_spec_to_dict(joint.angles)
     return out
 
 
@@ -165,7 +169,8 @@ def body_plan_to_dict(plan: BodyPlan) -> dict[str, Any]:
     Version 1 output has no ``version`` key and only QuickIK's keys (valid QuickIK input);
     version 2 output starts with ``"version": 2``. Default weight scalers (1) are omitted;
     ``limits`` is always written (``null`` when unbounded). :attr:`BodyPlan.name` is
-    written as ``x-name``, :attr:`BodyPlan.extras` as they are.
+    written as ``x-name``, :attr:`BodyPlan.extras` as they are, :attr:`BodyPlan.unit` as
+    ``unit`` (version 2) or ``x-unit`` (version 1).
 
     Parameters
     ----------
@@ -184,6 +189,8 @@ def body_plan_to_dict(plan: BodyPlan) -> dict[str, Any]:
         out["x-name"] = plan.name
     for key, value in (plan.extras or {}).items():
         out[key] = value
+    if plan.unit is not None:  # version 2 has the field; version 1 says it as x-unit
+        out.update({"unit": plan.unit} if "version" in out else {"x-unit": plan.unit})
     out["joints"] = [_joint_to_dict(j) for j in plan.joints]
     return out
 
@@ -246,5 +253,4 @@ def body_plan_sha256(plan: BodyPlan) -> str:
     data = body_plan_to_dict(plan)
     for key in [k for k in data if k.startswith("x-")]:
         data.pop(key)
-    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return json_sha256(data)

@@ -115,6 +115,28 @@ class JointKind:
 
 
 @dataclass(frozen=True)
+class AngleSpec:
+    """How a joint's rotation is reported as named angles (version 2, ``angles``).
+
+    See :mod:`pipeline.bodyplan.angles` for the semantics.
+
+    Attributes
+    ----------
+    sequence : str or None
+        Intrinsic Euler sequence over the joint's rest-frame axes (``"xzy"``), lower
+        case; ``None`` for a joint with one rotational coordinate (it reports that value).
+    names : tuple of str
+        One name per reported angle (``flexion``); coordinates ``<joint>/<name>``.
+    signs : tuple of int
+        ``+1`` or ``-1`` per angle.
+    """
+
+    sequence: str | None
+    names: tuple[str, ...]
+    signs: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Joint:
     """A joint (and keypoint) of the tree.
 
@@ -134,6 +156,8 @@ class Joint:
         from ``kind``.
     kind : JointKind or None
         Version-2 kind; ``None`` for a plain QuickIK ``dofs`` joint.
+    angles : AngleSpec or None
+        Version-2 named-angle convention; ``None`` reports the DOF coordinates.
     """
 
     name: str
@@ -143,6 +167,7 @@ class Joint:
     weight_scaler: float = 1.0
     dofs: tuple[Dof, ...] = ()
     kind: JointKind | None = None
+    angles: AngleSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +189,10 @@ class BodyPlan:
     extras : mapping or None
         The file's other top-level ``x-`` keys (e.g. an importer's ``x-source`` and
         ``x-unit``), kept and written back as they are; informative, not compared.
+    unit : str or None
+        Length unit of the plan's offsets and slides (``"m"``, ``"mm"``, ...): the
+        version-2 field ``unit``, or ``x-unit`` in version 1; None when the file does not
+        say. Informative (named by the scale check), not compared.
     """
 
     joints: tuple[Joint, ...]
@@ -172,6 +201,7 @@ class BodyPlan:
     name: str | None = field(default=None, compare=False)
     source: str | None = field(default=None, compare=False, repr=False)
     extras: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    unit: str | None = field(default=None, compare=False)
 
     # ------------------------------------------------------------------ hashing
     # Plans key the compiled-model caches; hashing the joint tree on every solver call

@@ -4,10 +4,13 @@ Field rules (QuickIK's schema, ``etc/bodyplan_20260726.schema.json``; see
 ``bodyplan.schema.json`` here):
 
 - top level: ``fixed_base`` (bool) and ``joints`` (non-empty array) required; ``version``
-  optional (1 or 2; absent means 1).
+  optional (1 or 2; absent means 1); version 2: ``unit`` optional (the length unit of
+  offsets and slides, e.g. ``"m"``; a version-1 file says it as ``x-unit``), kept as
+  :attr:`BodyPlan.unit`.
 - joint: ``name``, ``parent`` (null for the root), ``offset_pos``, ``offset_quat`` and
   ``dofs`` required (version 2: ``kind`` may replace ``dofs``); ``weight_scaler`` optional
-  (default 1, >= 0).
+  (default 1, >= 0); version 2: ``angles`` optional (named angles,
+  :mod:`pipeline.bodyplan.angles`).
 - DOF: ``type``, ``axis`` and ``neutral`` required; ``limits`` optional (default null =
   unbounded; QuickIK's parser defaults it too); ``weight_scaler`` optional (default 1);
   ``name`` optional.
@@ -24,6 +27,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
+from pipeline.bodyplan.angles import parse_angles
 from pipeline.bodyplan.errors import UnobservableDofWarning
 from pipeline.bodyplan.kinds import KIND_KEYS, parse_kind
 from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Dof, Joint
@@ -49,7 +53,7 @@ __all__ = ["KNOWN_VERSIONS", "parse_plan"]
 
 #: Format versions this loader reads.
 KNOWN_VERSIONS: tuple[int, ...] = (1, 2)
-_TOP_KEYS = ("fixed_base", "joints", "version")
+_TOP_KEYS = ("fixed_base", "joints", "version", "unit")
 _JOINT_KEYS_V1 = ("name", "parent", "offset_pos", "offset_quat", "weight_scaler", "dofs")
 _DOF_KEYS = ("type", "axis", "neutral", "limits", "weight_scaler", "name")
 
@@ -82,6 +86,7 @@ def parse_plan(data: Any, file: str) -> BodyPlan:
     top = as_object(data, where, None)
     check_keys(top, _TOP_KEYS, where)
     version = _parse_version(top, where)
+    unit = _parse_unit(top, version, where)
     fixed_base = as_bool(require(top, "fixed_base", where), where, "fixed_base")
     items = as_list(require(top, "joints", where), where, "joints")
     if not items:
@@ -100,14 +105,30 @@ def parse_plan(data: Any, file: str) -> BodyPlan:
     _check_tree(joints, where)
     _check_dof_names(joints, where)
     _warn_unobservable(joints, file)
-    needed = 2 if any(j.kind is not None for j in joints) else 1
+    needed = 2 if any(j.kind is not None or j.angles is not None for j in joints) else 1
     return BodyPlan(
         joints=tuple(joints),
         fixed_base=fixed_base,
         version=needed,
         name=name if isinstance(name, str) else None,
         source=file,
+        unit=unit,
     )
+
+
+def _parse_unit(top: Mapping[str, Any], version: int, where: Where) -> str | None:
+    """The plan's length unit: ``unit`` (version 2) or ``x-unit`` (version 1 and 2)."""
+    if "unit" in top and version < 2:
+        raise where.error(
+            "unit",
+            'is a version-2 field but the file does not declare "version": 2 '
+            '(a version-1 file says its unit as "x-unit")',
+        )
+    key = "unit" if "unit" in top else "x-unit"
+    value = top.get(key)
+    if value is None:
+        return None
+    return as_str(value, where, key)
 
 
 def _parse_version(top: Mapping[str, Any], where: Where) -> int:
@@ -128,13 +149,15 @@ def _parse_joint(item: Any, index: int, version: int, file_where: Where) -> Join
     obj = as_object(item, where, None)
     name = as_str(require(obj, "name", where), where, "name")
     kind_keys = [k for k in obj if k in KIND_KEYS]
+    if version < 2 and "angles" in obj:
+        kind_keys.append("angles")
     if version < 2 and kind_keys:
         raise where.error(
             kind_keys[0],
             'is a version-2 field but the file does not declare "version": 2 '
             "(corrupt or mislabelled file)",
         )
-    check_keys(obj, _JOINT_KEYS_V1 + (KIND_KEYS if version >= 2 else ()), where)
+    check_keys(obj, _JOINT_KEYS_V1 + ((*KIND_KEYS, "angles") if version >= 2 else ()), where)
     parent = require(obj, "parent", where)
     if parent is not None:
         parent = as_str(parent, where, "parent")
@@ -155,6 +178,7 @@ def _parse_joint(item: Any, index: int, version: int, file_where: Where) -> Join
             raise where.error("dofs", "missing required field ('dofs' or, in version 2, 'kind')")
         raw = as_list(require(obj, "dofs", where), where, "dofs")
         dofs = tuple(_parse_dof(d, where.at(dof=i)) for i, d in enumerate(raw))
+    angles = parse_angles(obj["angles"], dofs, where) if "angles" in obj else None
     return Joint(
         name=name,
         parent=parent,
@@ -163,6 +187,7 @@ def _parse_joint(item: Any, index: int, version: int, file_where: Where) -> Join
         weight_scaler=weight,
         dofs=dofs,
         kind=kind,
+        angles=angles,
     )
 
 

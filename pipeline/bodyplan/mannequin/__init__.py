@@ -42,6 +42,19 @@ toe_*      ankle     fixed      toe tip keypoint
 heel_*     ankle     fixed      heel keypoint
 ========== ========= ========== ========================================================
 
+Named angles (``joint_angle``, :mod:`pipeline.bodyplan.angles`) follow the ISB joint
+coordinate systems (Wu et al. 2002, 2005) in the mannequin's axes (x lateral-left, y up,
+z forward; every rest frame is world-aligned): Cardan angles, intrinsic, first about the
+medio-lateral axis (x), then the floating antero-posterior axis (z), then the long axis
+(y), with signs chosen so that ISB's positive directions read positive on both sides:
+``hip_*/flexion, adduction, internal_rotation``; ``ankle_*/dorsiflexion, inversion,
+internal_rotation``; ``spine, chest, neck/flexion, left_bending, left_rotation``. Hinges
+report their coordinate (``knee_*/flexion``, ``elbow_*/flexion``) and the universal wrist
+its two (``wrist_*/flexion, radial_deviation``). The shoulders use the same x-z-y Cardan
+order (``shoulder_*/flexion, abduction, horizontal_flexion``) instead of ISB's Y-X-Y,
+whose gimbal lock sits at the arm-down rest pose; their third angle turns about the
+trunk's vertical axis, not the humerus.
+
 ``*`` is ``l`` or ``r``: 29 joints (keypoints), 32 DOFs. Every DOF has a keypoint below
 it, and the rest-pose keypoint Jacobian has full rank, so every coordinate is observable
 at the neutral pose: a ball's twist is seen off its axis (chest: the shoulders; neck: the
@@ -136,6 +149,29 @@ _LEG: tuple[tuple[str, str, list[float], dict[str, Any]], ...] = (
 )
 _SIDED = {name for name, *_ in _ARM + _LEG}
 
+_TRUNK = ("xzy", ["flexion", "left_bending", "left_rotation"], [1, -1, 1])
+#: Named angles (see "Named angles" above): joint -> (sequence or None, names, signs of
+#: the left side or of a centre joint, signs of the right side).
+_ANGLES: dict[str, tuple[str | None, list[str], list[int], list[int]]] = {
+    "spine": (*_TRUNK, _TRUNK[2]),
+    "chest": (*_TRUNK, _TRUNK[2]),
+    "neck": (*_TRUNK, _TRUNK[2]),
+    "shoulder": ("xzy", ["flexion", "abduction", "horizontal_flexion"], [-1, 1, -1], [-1, -1, 1]),
+    "elbow": (None, ["flexion"], [1], [1]),
+    "wrist": (None, ["flexion", "radial_deviation"], [1, 1], [1, 1]),
+    "hip": ("xzy", ["flexion", "adduction", "internal_rotation"], [-1, -1, -1], [-1, 1, 1]),
+    "knee": (None, ["flexion"], [1], [1]),
+    "ankle": ("xzy", ["dorsiflexion", "inversion", "internal_rotation"], [-1, -1, -1], [-1, 1, 1]),
+}
+
+
+def _angles(name: str, right: bool) -> dict[str, Any]:
+    if name not in _ANGLES:
+        return {}
+    sequence, names, left, right_signs = _ANGLES[name]
+    out: dict[str, Any] = {} if sequence is None else {"sequence": sequence}
+    return {"angles": {**out, "names": names, "signs": right_signs if right else left}}
+
 
 def _mirror_kind(fields: dict[str, Any]) -> dict[str, Any]:
     out = dict(fields)
@@ -161,6 +197,7 @@ def _side(rows, suffix: str, mirror: bool) -> list[dict[str, Any]]:
                 "offset_pos": pos,
                 "offset_quat": [1.0, 0.0, 0.0, 0.0],
                 **(_mirror_kind(kind) if mirror else dict(kind)),
+                **_angles(name, mirror),
             }
         )
     return out
@@ -181,6 +218,7 @@ def mannequin_dict() -> dict[str, Any]:
             "offset_pos": list(offset),
             "offset_quat": [1.0, 0.0, 0.0, 0.0],
             **kind,
+            **_angles(name, False),
         }
         for name, parent, offset, kind in _CENTRE
     ]
