@@ -36,6 +36,7 @@ from pipeline.archive.summary import ArchiveSummary, SessionOutcome
 from pipeline.bodyplan import load_body_plan, mannequin
 from pipeline.cluster import ClusterConfig, dask_client
 from pipeline.config import ArchiveConfig, ChunkingConfig, RunConfig, SolverSettings
+from pipeline.errors import SessionsFailed
 from pipeline.store import DEFAULT_CHUNK_FRAMES
 
 #: Key of the summary artifact (one artifact, a new version per run).
@@ -203,7 +204,9 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
 
     Returns the run's :class:`~pipeline.archive.summary.ArchiveSummary` (sessions fitted /
     skipped / failed, frames, frames per second, worst sessions by RMS), also published
-    as the markdown artifact ``kinefit-archive-summary``.
+    as the markdown artifact ``kinefit-archive-summary``. If a session failed, the other
+    sessions' results are kept, the summary is still published, and the run ends Failed:
+    :class:`~pipeline.errors.SessionsFailed` is raised with the summary as ``.summary``.
     """
     t0 = time.perf_counter()
     outputs = config.outputs
@@ -231,8 +234,8 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
         )
         fit_seconds = time.perf_counter() - t1
     fitted = [o for o in outcomes if o.status == "fitted" and o.fit]
-    for format in outputs.exports:
-        for outcome in fitted:
+    for format in outputs.exports:  # every fit, so a missing or stale export is redone
+        for outcome in (o for o in outcomes if o.status != "failed" and o.fit):
             export_task(outcome.fit, format, outputs_of(outcome.fit, format))
     report = None
     stale = report_is_stale(fitted, outputs.report_path)  # nothing new: keep the report
@@ -250,10 +253,18 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
         report=report,
     )
     publish_task(summary, SUMMARY_ARTIFACT)
+    if summary.failed:  # the run is recorded as Failed; the summary travels in the error
+        failed = [s.session for s in summary.sessions if s.status == "failed"]
+        raise SessionsFailed(
+            summary,
+            f"{summary.failed} of {len(summary.sessions)} session(s) failed: "
+            + ", ".join(failed[:5])
+            + (f" and {len(failed) - 5} more" if len(failed) > 5 else ""),
+        )
     return summary
 
 
 @flow(name="export-session")
 def export_session(fit: str, format: str = "csv", out: str | None = None) -> str:
-    """Run an exporter over one fit store (``csv``: DOF trajectories); returns the file."""
+    """Run an exporter (:data:`pipeline.export.registry.EXPORTERS`) over one fit store."""
     return export_task(fit, format, out or outputs_of(fit, format))

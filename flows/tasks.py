@@ -11,7 +11,6 @@ work only (ingest writes atomically, fits resume) and only for transient errors.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from prefect import task  # noqa: TID251 - flows/ is where prefect lives
@@ -23,6 +22,7 @@ from pipeline.archive.ingest import IngestReport, ingest_session
 from pipeline.archive.policy import is_transient
 from pipeline.archive.summary import ArchiveSummary, SessionOutcome, fit_outcome
 from pipeline.bodyplan import BodyPlan
+from pipeline.export.registry import default_output, export
 from pipeline.fit import fit_session
 from pipeline.solve import SolverConfig
 
@@ -98,12 +98,15 @@ def report_task(fits_root: str, out: str, detailed: int = 3) -> str:
 
 @task(name="export-session", task_run_name="export {fit} as {format}", **_TASK)
 def export_task(fit: str, format: str, out: str, overwrite: bool = True) -> str:
-    """Run an exporter over a fit store (``csv``: DOF trajectories)."""
-    from pipeline.export.csv import export_csv
+    """Run an exporter of :data:`pipeline.export.registry.EXPORTERS` over a fit store.
 
-    if format != "csv":
-        raise ValueError(f"unknown export format {format!r}; valid formats: csv")
-    return str(export_csv(fit, out, overwrite=overwrite))
+    Writes only when the export is stale (its fingerprint record differs from this fit's
+    and settings'), so rerunning the flow re-exports just the sessions that changed;
+    ``overwrite=False`` refuses to replace an export that is not current.
+    """
+    if overwrite:
+        return str(export(format, fit, out, skip_current=True).files[0])
+    return str(export(format, fit, out).files[0])
 
 
 @task(name="publish-summary", **_TASK)
@@ -116,5 +119,4 @@ def publish_task(summary: ArchiveSummary, key: str) -> str:
 
 def outputs_of(fit: str, format: str) -> str:
     """Where an export of a fit store goes: beside it, same name, the format's suffix."""
-    path = Path(fit)
-    return str(path.with_name(f"{path.name.removesuffix('.zarr')}.{format}"))
+    return str(default_output(fit, format))

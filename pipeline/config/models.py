@@ -45,6 +45,7 @@ from pipeline.config.files import (
     load_preset,
 )
 from pipeline.errors import ConfigError
+from pipeline.export.registry import AUTOMATIC_EXPORTS
 from pipeline.solve import SolverConfig
 from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES
 from pipeline.store.tracks import DEFAULT_CHUNK_FRAMES
@@ -180,8 +181,10 @@ class OutputsConfig(_Section):
         Write the HTML report after each reprocessing run.
     report_detailed : int
         Sessions of the report given full plots, worst first (each costs seconds).
-    exports : list of {"csv"}
-        Exports written beside each fitted session's store.
+    exports : list of str
+        Exports written beside each fitted session's store, by name from the exporters'
+        table (:data:`pipeline.export.registry.AUTOMATIC_EXPORTS`: csv, bvh, trc, mot,
+        nwb, qpos, movement); the reprocess flow rewrites only stale ones.
     """
 
     root: str = "kinefit-out"
@@ -190,7 +193,7 @@ class OutputsConfig(_Section):
     report: str | None = None
     write_report: bool = True
     report_detailed: int = Field(3, ge=0)
-    exports: list[Literal["csv"]] = Field(default_factory=list)
+    exports: list[Literal[AUTOMATIC_EXPORTS]] = Field(default_factory=list)  # type: ignore[valid-type]
 
     @property
     def tracks_dir(self) -> Path:

@@ -1,29 +1,117 @@
-"""CSV export of fitted DOF trajectories (one row per frame and individual).
+"""CSV export of fitted trajectories: one row per frame and individual, units in the header.
 
-Columns: ``time`` (seconds), ``frame``, ``individual``, the root pose (``root_x``,
-``root_y``, ``root_z`` in length units; ``root_qw`` .. ``root_qz``), then one column per
-DOF named like the fit's ``dof`` coordinate (``knee/0``; radians for rotations, length
-units for slides), then ``rms_error`` and ``converged``. Reads the canonical pose of the
-fit store (DESIGN.md); the file is written atomically.
+Columns, each name followed by its unit in brackets where it has one: ``time [s]``,
+``frame``, ``individual``, the root pose (``root_x [m]`` .. ``root_z``, in the fit's length
+unit; ``root_qw`` .. ``root_qz``), one column per DOF named like the fit's ``dof``
+coordinate (``knee_l/0 [rad]``; slides in length units), the named angles
+(:func:`pipeline.bodyplan.angles.joint_angles`, ``knee_l/flexion [deg]``; ``angles="rad"``
+or ``"none"``), then ``rms_error [m]`` and ``converged``. Reads the canonical pose of the
+fit store (DESIGN.md).
 """
 
 from __future__ import annotations
 
-import os
+import io
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
-from pipeline.store.fit import open_fit
+from pipeline.bodyplan import BodyPlan
+from pipeline.bodyplan.angles import joint_angles
+from pipeline.errors import ExportError
+from pipeline.export.common import Output, length_unit, pick_individuals
+from pipeline.export.registry import export
 
-__all__ = ["export_csv"]
+__all__ = ["export_csv", "outputs", "trajectory_table"]
+
+
+def _with(name: str, unit: str | None) -> str:
+    return name if not unit else f"{name} [{unit}]"
+
+
+def trajectory_table(
+    fit: xr.Dataset,
+    plan: BodyPlan,
+    *,
+    individual: str | None = None,
+    angles: Literal["deg", "rad", "none"] = "deg",
+) -> pd.DataFrame:
+    """The rows of the CSV file (see the module docstring).
+
+    Raises
+    ------
+    ExportError
+        Unknown individual or ``angles``.
+    """
+    if angles not in ("deg", "rad", "none"):
+        raise ExportError(f"csv export: angles {angles!r}; valid: deg, rad, none")
+    names = pick_individuals(fit, individual, "csv export")
+    unit = length_unit(fit)
+    fps = fit.attrs.get("fps")
+    time = np.asarray(fit["time"].values, dtype=np.float64)
+    frames = np.arange(time.size) if not fps else np.rint(time * float(fps)).astype(np.int64)
+    types = dict(zip(plan.dof_names, (d.type for j in plan.joints for d in j.dofs), strict=True))
+    dofs = [str(d) for d in fit["dof"].values]
+    table = None if angles == "none" else joint_angles(fit, plan, unit=angles)
+    tables = []
+    for name in names:
+        sel = fit.sel(individual=name)
+        columns: dict[str, object] = {
+            _with("time", "s" if fps else "frames"): time,
+            "frame": frames,
+            "individual": name,
+        }
+        root = sel["root_position"].transpose("time", "space").values
+        quat = sel["root_orientation"].transpose("time", "quat").values
+        columns |= {_with(f"root_{a}", unit): root[:, k] for k, a in enumerate("xyz")}
+        columns |= {f"root_q{a}": quat[:, k] for k, a in enumerate("wxyz")}
+        values = sel["dof_value"].transpose("time", "dof").values
+        columns |= {
+            _with(d, unit if types.get(d) == "slide" else "rad"): values[:, k]
+            for k, d in enumerate(dofs)
+        }
+        if table is not None:
+            named = table.sel(individual=name).transpose("time", "angle").values
+            columns |= {
+                _with(str(a), angles): named[:, k] for k, a in enumerate(table["angle"].values)
+            }
+        columns[_with("rms_error", unit)] = sel["rms_error"].values
+        columns["converged"] = sel["converged"].values
+        tables.append(pd.DataFrame(columns))
+    return pd.concat(tables, ignore_index=True)
+
+
+def _write(tmp: Path, rows: pd.DataFrame) -> None:
+    buffer = io.StringIO()
+    rows.to_csv(buffer, index=False, float_format="%.9g")
+    tmp.write_text(buffer.getvalue(), encoding="utf-8")
+
+
+def outputs(
+    fit: xr.Dataset,
+    plan: BodyPlan,
+    out: Path,
+    *,
+    individual: str | None = None,
+    angles: Literal["deg", "rad", "none"] = "deg",
+) -> list[Output]:
+    """The CSV file of a fit (all individuals stacked, or one)."""
+    rows = trajectory_table(fit, plan, individual=individual, angles=angles)
+    return [Output(out, lambda tmp: _write(tmp, rows))]
 
 
 def export_csv(
-    fit: str | Path, out: str | Path, *, individual: str | None = None, overwrite: bool = False
+    fit: str | Path,
+    out: str | Path,
+    *,
+    individual: str | None = None,
+    overwrite: bool = False,
+    angles: Literal["deg", "rad", "none"] = "deg",
 ) -> Path:
-    """Write the DOF trajectories of a fit store as a CSV file.
+    """Write the trajectories of a fit store as a CSV file (atomically, fingerprinted).
 
     Parameters
     ----------
@@ -35,6 +123,8 @@ def export_csv(
         Only this individual (default: all, stacked).
     overwrite : bool
         Replace an existing file.
+    angles : {"deg", "rad", "none"}
+        Unit of the named-angle columns, or leave them out.
 
     Returns
     -------
@@ -45,39 +135,8 @@ def export_csv(
     ------
     FileExistsError
         ``out`` exists and ``overwrite`` is false.
-    KeyError
+    ExportError
         ``individual`` is not in the fit (the message lists the individuals).
     """
-    out = Path(out)
-    if out.exists() and not overwrite:
-        raise FileExistsError(f"{out}: already exists; pass overwrite to replace it")
-    ds = open_fit(fit)
-    names = [str(v) for v in ds["individual"].values]
-    if individual is not None and individual not in names:
-        raise KeyError(f"{fit}: no individual {individual!r}; individuals: {', '.join(names)}")
-    fps = ds.attrs.get("fps")
-    time = np.asarray(ds["time"].values, dtype=np.float64)
-    frames = np.arange(time.size) if not fps else np.rint(time * float(fps)).astype(np.int64)
-    dofs = [str(d) for d in ds["dof"].values]
-    tables = []
-    for i, name in enumerate(names):
-        if individual is not None and name != individual:
-            continue
-        columns = {"time": time, "frame": frames, "individual": name}
-        root = ds["root_position"].isel(individual=i).values
-        quat = ds["root_orientation"].isel(individual=i).values
-        columns |= {f"root_{a}": root[:, k] for k, a in enumerate("xyz")}
-        columns |= {f"root_q{a}": quat[:, k] for k, a in enumerate("wxyz")}
-        values = ds["dof_value"].isel(individual=i).values
-        columns |= {dof: values[:, k] for k, dof in enumerate(dofs)}
-        columns["rms_error"] = ds["rms_error"].isel(individual=i).values
-        columns["converged"] = ds["converged"].isel(individual=i).values
-        tables.append(pd.DataFrame(columns))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        pd.concat(tables, ignore_index=True).to_csv(tmp, index=False, float_format="%.9g")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return out
+    result = export("csv", fit, out, overwrite=overwrite, individual=individual, angles=angles)
+    return result.files[0]

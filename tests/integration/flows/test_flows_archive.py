@@ -10,11 +10,26 @@ import pytest
 
 from flows.archive import SUMMARY_ARTIFACT, export_session, reprocess_archive
 from pipeline.bodyplan import body_plan_to_dict, save_body_plan
+from pipeline.errors import SessionsFailed
 from pipeline.store import open_fit, open_tracks
 from pipeline.synth.demo import DEMO_SESSIONS
 from tests.fixtures.flows_samples import demo_archive, run_config
 
 SESSIONS = sorted(DEMO_SESSIONS)
+
+
+def _latest_flow_run(name: str):
+    from prefect.client.orchestration import get_client  # noqa: TID251
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName  # noqa: TID251
+    from prefect.client.schemas.sorting import FlowRunSort  # noqa: TID251
+
+    with get_client(sync_client=True) as client:
+        (run,) = client.read_flow_runs(
+            flow_filter=FlowFilter(name=FlowFilterName(any_=[name])),
+            sort=FlowRunSort.START_TIME_DESC,
+            limit=1,
+        )
+    return run
 
 
 def _latest_artifact(key: str):
@@ -81,8 +96,14 @@ def test_one_corrupt_session_fails_alone(prefect_harness, dask_address, plan, tm
     flat.write_text("frame,keypoint,x,y\n0,pelvis,0,0\n1,pelvis,1,0\n")
     config = run_config(tmp_path, dask_address)
 
-    summary = reprocess_archive(config)
+    with pytest.raises(SessionsFailed, match=r"2 of 7 session\(s\) failed: broken, flat2d") as e:
+        reprocess_archive(config)
+    summary = e.value.summary
     assert (summary.fitted, summary.skipped, summary.failed) == (5, 0, 2)
+    run = _latest_flow_run("reprocess-archive")
+    assert run.state.type.value == "FAILED" and "2 of 7 session(s) failed" in run.state.message
+    artifact = _latest_artifact(SUMMARY_ARTIFACT)  # still written for the failed run
+    assert artifact.flow_run_id == run.id and "| broken | ingest |" in artifact.data
     failures = {s.session: s for s in summary.sessions if s.status == "failed"}
     assert failures["broken"].stage == "ingest" and "broken.nc" in failures["broken"].error
     assert failures["flat2d"].stage == "fit" and "3-D" in failures["flat2d"].error
@@ -111,11 +132,12 @@ def test_export_session_writes_dof_trajectories(prefect_harness, plan, tmp_path)
     out = export_session(str(fit), "csv", str(tmp_path / "clean.csv"))
     table = pd.read_csv(out)
     ds = open_fit(fit)
-    assert len(table) == 40 and {"time", "frame", "individual", "root_x"} <= set(table)
+    names = {c.split(" [")[0] for c in table}  # units in brackets: "time [s]", "root_x [m]"
+    assert len(table) == 40 and {"time", "frame", "individual", "root_x"} <= names
     first_dof = str(ds["dof"].values[0])
     np.testing.assert_allclose(
-        table[first_dof], ds["dof_value"].isel(individual=0, dof=0).values, rtol=1e-7
+        table[f"{first_dof} [rad]"], ds["dof_value"].isel(individual=0, dof=0).values, rtol=1e-7
     )
     assert len(pd.read_csv(beside)) == 2 * 40
-    with pytest.raises(ValueError, match="unknown export format 'bvh'; valid formats: csv"):
-        export_session(str(fit), "bvh")
+    with pytest.raises(ValueError, match="unknown export format 'xlsx'; valid formats: csv, bvh"):
+        export_session(str(fit), "xlsx")

@@ -41,7 +41,7 @@ MALFORMED = [
     ("cluster: spark", "cluster", "unknown cluster preset 'spark'; valid presets: address"),
     ("cluster: {preset: slurm, cors: 4}", "cluster.cors: unknown key", "cores"),
     ("cluster: {mode: address}", "cluster", "needs address"),
-    ("outputs: {exports: [bvh]}", "outputs.exports.0", "'csv'"),
+    ("outputs: {exports: [xlsx]}", "outputs.exports.0", "'csv'"),
     ("outputs: {write_report: maybe}", "outputs.write_report", "valid boolean"),
     ("schedule: {cron: '61 * * * *'}", "schedule.cron", "minute '61' is not in 0-59"),
     ("schedule: {cron: 'every day'}", "schedule.cron", "expected 5 fields"),

@@ -67,7 +67,7 @@ def test_report_and_export_task_bodies(fitted):
     assert html == str(root / "report.html") and "walk_clean" in (root / "report.html").read_text()
     csv = export_task.fn(outcome.fit, "csv", outputs_of(outcome.fit, "csv"))
     assert csv == str(root / "fits" / "walk_clean.csv")
-    assert (root / "fits" / "walk_clean.csv").read_text().startswith("time,frame,individual,")
+    assert (root / "fits" / "walk_clean.csv").read_text().startswith("time [s],frame,individual,")
 
 
 @pytest.mark.filterwarnings("ignore:Artifact creation outside:FutureWarning")

@@ -1,0 +1,258 @@
+"""What every exporter shares: the fitted plan, individuals, atomic files, fingerprints.
+
+An exporter never writes by itself. It checks its input and returns the files it would
+write as :class:`Output` entries (a final path and a function that writes the whole file
+at a path it is given); :func:`write_outputs` then refuses to replace existing files
+unless asked, writes each one to a temporary name beside it, renames them into place and
+records the export's fingerprint in a hidden sidecar file
+(``.<name>.kinefit-export.json`` beside the requested output path). So bad input raises before
+anything is written, and a half-written file never carries the final name.
+
+An export's fingerprint hashes the exporter's name and format version, its options, the
+fit's fingerprint and the kinefit version: :func:`is_current` is how the reprocess flow
+re-exports only the sessions whose fit (or export settings) changed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from pipeline.bodyplan import BodyPlan, load_body_plan
+from pipeline.errors import ExportError
+from pipeline.provenance.fingerprint import kinefit_version
+from pipeline.provenance.hashing import canonical_json, json_sha256
+
+__all__ = [
+    "ExportResult",
+    "Output",
+    "export_fingerprint",
+    "fit_plan",
+    "frame_rate",
+    "is_current",
+    "length_unit",
+    "pick_individuals",
+    "read_record",
+    "sidecar",
+    "split_by_individual",
+    "write_outputs",
+]
+
+SIDECAR_SUFFIX = ".kinefit-export.json"
+
+
+@dataclass(frozen=True)
+class Output:
+    """One file an exporter writes.
+
+    Attributes
+    ----------
+    path : Path
+        Final path.
+    write : callable
+        ``write(tmp)`` writes the complete file at ``tmp`` (a temporary name beside
+        ``path``, with the same suffix).
+    """
+
+    path: Path
+    write: Callable[[Path], None]
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What an export did.
+
+    Attributes
+    ----------
+    exporter : str
+    files : tuple of Path
+        The files written (or found current).
+    fingerprint : str
+    skipped : bool
+        True when the files were already current and nothing was written.
+    """
+
+    exporter: str
+    files: tuple[Path, ...]
+    fingerprint: str
+    skipped: bool = False
+
+
+def fit_plan(fit: xr.Dataset) -> BodyPlan:
+    """The body plan a fit was made with (its attrs ``body_plan``), ``x-`` extras kept.
+
+    Raises
+    ------
+    ExportError
+        The fit stores no plan.
+    """
+    text = fit.attrs.get("body_plan")
+    if not text:
+        raise ExportError("the fit stores no body plan (attrs 'body_plan'); is it a fit store?")
+    data = json.loads(text) if isinstance(text, str) else text
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unobservable-DOF warnings were shown at fit time
+        return load_body_plan(data, source="the fit's body plan")
+
+
+def frame_rate(fit: xr.Dataset, where: str) -> float:
+    """The fit's frame rate (Hz), from attrs ``fps``; ExportError naming ``where`` without."""
+    fps = fit.attrs.get("fps")
+    if not fps or not np.isfinite(float(fps)) or float(fps) <= 0:
+        raise ExportError(
+            f"{where}: the fit records no frame rate (attrs 'fps'); refit tracks with one"
+        )
+    return float(fps)
+
+
+def length_unit(fit: xr.Dataset) -> str:
+    """The fit's length unit (attrs ``unit``), ``"unknown"`` when not recorded."""
+    unit = fit.attrs.get("unit")
+    return str(unit) if unit else "unknown"
+
+
+def pick_individuals(fit: xr.Dataset, individual: str | None, where: str) -> list[str]:
+    """The individuals to export: ``[individual]`` or all of them, in store order.
+
+    Raises
+    ------
+    ExportError
+        ``individual`` is not in the fit (the message lists the individuals).
+    """
+    names = [str(v) for v in fit["individual"].values]
+    if individual is None:
+        return names
+    if individual not in names:
+        raise ExportError(f"{where}: no individual {individual!r}; individuals: {', '.join(names)}")
+    return [individual]
+
+
+def split_by_individual(out: Path, names: Sequence[str]) -> list[tuple[str, Path]]:
+    """One file per individual: ``out`` itself for one, ``<stem>.<individual><suffix>`` else."""
+    if len(names) == 1:
+        return [(names[0], out)]
+    return [(n, out.with_name(f"{out.stem}.{n}{out.suffix}")) for n in names]
+
+
+def export_fingerprint(
+    exporter: str, format_version: int, fit: xr.Dataset, options: Mapping[str, Any]
+) -> str:
+    """sha256 of the exporter, its format version, options, fit fingerprint, kinefit version."""
+    return json_sha256(
+        {
+            "exporter": exporter,
+            "format_version": format_version,
+            "options": _jsonable(options),
+            "fit": fit.attrs.get("fingerprint"),
+            "kinefit": kinefit_version(),
+        }
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def sidecar(path: str | Path) -> Path:
+    """The hidden fingerprint record of an export whose first file is ``path``."""
+    path = Path(path)
+    return path.with_name(f".{path.name}{SIDECAR_SUFFIX}")
+
+
+def read_record(path: str | Path) -> dict[str, Any] | None:
+    """The fingerprint record of an export (None when missing or unreadable)."""
+    try:
+        return json.loads(sidecar(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def is_current(path: str | Path, fingerprint: str) -> bool:
+    """True if the export at ``path`` has ``fingerprint`` and all its files exist."""
+    record = read_record(path)
+    if not record or record.get("fingerprint") != fingerprint:
+        return False
+    return all(Path(f).exists() for f in record.get("files", [])) and bool(record.get("files"))
+
+
+def _tmp(path: Path) -> Path:
+    return path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+
+
+def write_outputs(
+    outputs: Sequence[Output],
+    *,
+    overwrite: bool,
+    record: Mapping[str, Any],
+    record_path: Path | None = None,
+) -> tuple[Path, ...]:
+    """Write an exporter's files atomically, then its fingerprint record.
+
+    Parameters
+    ----------
+    outputs : sequence of Output
+        In order; the first one names the record.
+    overwrite : bool
+        Replace existing files; otherwise an existing one is an error and nothing is
+        written.
+    record : mapping
+        JSON-serializable; ``files`` and ``created`` are added.
+    record_path : Path, optional
+        The path whose :func:`sidecar` holds the record (default the first file).
+
+    Returns
+    -------
+    tuple of Path
+
+    Raises
+    ------
+    FileExistsError
+        A file exists and ``overwrite`` is false (nothing is written).
+    """
+    if not outputs:
+        raise ExportError("nothing to export")
+    existing = [str(o.path) for o in outputs if o.path.exists()]
+    if existing and not overwrite:
+        raise FileExistsError(
+            f"{existing[0]}: already exists; pass overwrite (--overwrite) to replace it"
+        )
+    temps: list[tuple[Path, Path]] = []
+    try:
+        for output in outputs:
+            output.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = _tmp(output.path)
+            temps.append((tmp, output.path))
+            output.write(tmp)
+        for tmp, final in temps:
+            os.replace(tmp, final)
+    finally:
+        for tmp, _ in temps:
+            tmp.unlink(missing_ok=True)
+    files = tuple(o.path for o in outputs)
+    text = canonical_json(
+        {
+            **record,
+            "files": [str(f) for f in files],
+            "created": dt.datetime.now(dt.UTC).isoformat(),
+        }
+    )
+    side = sidecar(record_path or files[0])
+    tmp = _tmp(side)
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, side)
+    return files

@@ -1,0 +1,107 @@
+"""OpenSim files read back by OpenSim itself: .trc markers, .mot coordinates of an .osim fit."""
+
+from __future__ import annotations
+
+import numpy as np
+import opensim as osim
+import pytest
+
+from pipeline.bodyplan import load_body_plan
+from pipeline.errors import ExportError
+from pipeline.export import export
+from pipeline.export.common import fit_plan
+from pipeline.kinematics import forward_kinematics
+from pipeline.store.fit import open_fit
+from tests.fixtures.export_fits import fit_model
+from tests.fixtures.shared_data import SHARED
+
+ARM26 = SHARED / "data" / "models" / "osim" / "arm26.osim"
+
+
+@pytest.fixture(scope="module")
+def arm_fit(tmp_path_factory):
+    level = osim.Logger.getLevelString()
+    osim.Logger.setLevelString("error")
+    try:
+        plan = load_body_plan(ARM26)
+    finally:
+        osim.Logger.setLevelString(level)
+    return fit_model(plan, tmp_path_factory.mktemp("arm"), "arm26", up_axis="y")
+
+
+def _vec3(v):
+    return np.array([v.get(i) for i in range(3)])
+
+
+def test_trc_reads_back_in_opensim(hop, fits_root, tmp_path):
+    path = export("trc", fits_root / "lab_b/hop.zarr", tmp_path / "hop.trc").files[0]
+    table = osim.TimeSeriesTableVec3(str(path))
+    joints = [str(k) for k in hop["keypoint"].values]
+    labels = list(table.getColumnLabels())
+    assert labels[: len(joints)] == joints
+    observed = labels[len(joints) :]
+    assert observed and all(o.removesuffix("_observed") in joints for o in observed)
+    assert table.getNumRows() == hop.sizes["time"]
+    assert table.getTableMetaDataAsString("Units") == hop.attrs["unit"]
+    assert float(table.getTableMetaDataAsString("DataRate")) == hop.attrs["fps"]
+    time = np.array(table.getIndependentColumn())
+    np.testing.assert_allclose(time, hop["time"].values, atol=1e-9)
+    fitted = hop["fitted_position"].isel(individual=0)
+    for name in ("lf_claw", "rh_tibia_tarsus"):
+        column = table.getDependentColumn(name)
+        got = np.array([_vec3(column[i]) for i in range(table.getNumRows())])
+        np.testing.assert_allclose(
+            got, fitted.sel(keypoint=name).transpose("time", "space").values, rtol=1e-6, atol=1e-9
+        )
+
+
+def test_trc_of_fitted_keypoints_only(walk, fits_root, tmp_path):
+    files = export("trc", fits_root / "walk.zarr", tmp_path / "w.trc", keypoints="fitted").files
+    assert [f.name for f in files] == ["w.individual_0.trc", "w.individual_1.trc"]
+    table = osim.TimeSeriesTableVec3(str(files[1]))
+    assert table.getNumColumns() == walk.sizes["keypoint"]
+
+
+def test_mot_reads_back_in_opensim_storage(arm_fit, tmp_path):
+    path = export("mot", arm_fit, tmp_path / "arm.mot").files[0]
+    storage = osim.Storage(str(path))
+    labels = [storage.getColumnLabels().get(i) for i in range(storage.getColumnLabels().getSize())]
+    assert labels == ["time", "r_shoulder_elev", "r_elbow_flex"]
+    assert storage.isInDegrees() and storage.getSize() == 40
+    fit = open_fit(arm_fit)
+    row = storage.getStateVector(7).getData()
+    dof = fit["dof_value"].isel(individual=0, time=7)
+    np.testing.assert_allclose(
+        [row.get(0), row.get(1)], np.degrees(dof.sel(dof=labels[1:]).values), rtol=1e-10
+    )
+
+
+def test_mot_loaded_into_the_model_puts_its_markers_where_the_fit_did(arm_fit, tmp_path):
+    path = export("mot", arm_fit, tmp_path / "arm.mot").files[0]
+    fit = open_fit(arm_fit)
+    plan = fit_plan(fit)
+    fitted = forward_kinematics(plan, fit["dof_value"].isel(individual=0).values)
+    model = osim.Model(str(ARM26))
+    state = model.initSystem()
+    storage = osim.Storage(str(path))
+    model.getSimbodyEngine().convertDegreesToRadians(storage)
+    names = [
+        storage.getColumnLabels().get(i) for i in range(1, storage.getColumnLabels().getSize())
+    ]
+    worst, markers = 0.0, list(model.getMarkerSet())
+    assert len(markers) == 3
+    for f in range(storage.getSize()):
+        row = storage.getStateVector(f).getData()
+        for k, name in enumerate(names):
+            model.getCoordinateSet().get(name).setValue(state, row.get(k), False)
+        model.realizePosition(state)
+        for marker in markers:
+            got = _vec3(marker.getLocationInGround(state))
+            worst = max(worst, np.abs(got - fitted[f, plan.joint_index(marker.getName())]).max())
+    assert worst < 1e-6  # metres; every arm26 joint maps exactly
+
+
+def test_mot_of_a_plan_not_from_opensim_is_refused(fits_root, tmp_path):
+    with pytest.raises(ExportError, match=r"walk.zarr: mot export: the fitted plan was not "):
+        export("mot", fits_root / "walk.zarr", tmp_path / "w.mot")
+    assert not list(tmp_path.iterdir())
