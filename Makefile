@@ -4,14 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check lint format bench clean
+.PHONY: demo test check notebook lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,dlc,c3d,nwb,viz,mjcf,urdf,osim,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dlc,c3d,nwb,viz,mjcf,urdf,osim,bench,movement]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -27,6 +27,12 @@ check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q -x -m "not slow" tests/unit
+
+# The inspection notebook in JupyterLab, on the demo's fits (or FITS=/path/to/fits).
+FITS ?= kinefit-demo/fits
+notebook: $(STAMP)
+	$(BIN)/python -m pip install --quiet jupyterlab
+	KINEFIT_FITS_ROOT="$(abspath $(FITS))" $(BIN)/jupyter lab notebooks/inspect_fit.ipynb
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

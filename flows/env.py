@@ -1,8 +1,10 @@
 """Prefect's environment for kinefit's commands: quiet, offline, with kinefit's own home.
 
 Prefect reads its settings from the environment when it is first imported, so
-:func:`prepare_prefect_env` runs before any ``import prefect`` in a command. Values the
-user already set are never overridden.
+:func:`prepare_prefect_env` runs before any ``import prefect``: when the ``flows`` package
+is imported (so the flows used from Python behave like the CLI), and again in each command.
+It fills in environment variables (values the user already set are never overridden)
+and creates the Prefect home folder.
 
 - ``PREFECT_HOME``: kinefit's own (``$KINEFIT_HOME/prefect``, default
   ``~/.kinefit/prefect``) unless set. The ephemeral server's SQLite database lives there,

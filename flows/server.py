@@ -55,15 +55,43 @@ class LocalServer:
 
 
 def free_port(preferred: int | None = 4200) -> int:
-    """``preferred`` if it is free on 127.0.0.1, else any free port."""
-    for port in ([preferred] if preferred else []) + [0]:
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return int(sock.getsockname()[1])
-    raise ServerError("no free port on 127.0.0.1")
+    """``preferred`` on 127.0.0.1 if no process listens there, else an error naming it.
+
+    ``None`` picks any free port. The probe sets ``SO_REUSEADDR`` (as the server will), so
+    sockets of a server stopped a moment ago (``TIME_WAIT``) do not count as taken.
+    """
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", preferred or 0))
+        except OSError as exc:
+            holder = port_holder(preferred or 0)
+            raise ServerError(
+                f"port {preferred} on 127.0.0.1 is taken"
+                + (f" by {holder}" if holder else "")
+                + f" ({exc.strerror}); stop it or pass --port"
+            ) from exc
+        return int(sock.getsockname()[1])
+
+
+def port_holder(port: int) -> str | None:
+    """``pid 1234 (prefect server start ...)`` of the process listening on ``port``, if known.
+
+    Reads Linux's ``/proc``; ``None`` elsewhere, or when the process is not ours to see.
+    """
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":
+                    inodes.add(f"socket:[{fields[9]}]")
+    for proc in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
+                command = " ".join((proc / "cmdline").read_bytes().decode().split("\0"))
+                return f"pid {proc.name} ({' '.join(command.split())[:80]})"
+    return None
 
 
 def healthy(api_url: str, timeout: float = 2.0) -> bool:
@@ -176,6 +204,7 @@ def serve(config: RunConfig) -> None:
     schedule = config.schedule
     with contextlib.suppress(KeyboardInterrupt):
         reprocess_archive.serve(
+            print_starting_message=False,
             name=schedule.deployment,
             schedules=[Cron(schedule.cron, timezone=schedule.timezone)],
             parameters={"config": config.model_dump(mode="json")},

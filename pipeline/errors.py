@@ -21,6 +21,7 @@ KimodoError       ValueError      a Kimodo file or export request (an ExportErro
 CameraError       ValueError      a camera calibration that cannot be used
 CalibrationError  ValueError      a subject calibration that cannot be computed
 FitError          RuntimeError    a fit that could not finish
+SessionsFailed    RuntimeError    an archive run in which some sessions failed
 ClusterError      RuntimeError    a cluster that cannot be made or keeps no workers
 SessionLockedError RuntimeError   another live run holds the session's lock
 ServerError       RuntimeError    the local Prefect server did not start or answer
@@ -44,6 +45,7 @@ __all__ = [
     "KinefitError",
     "ServerError",
     "SessionLockedError",
+    "SessionsFailed",
     "TracksError",
 ]
 
@@ -157,6 +159,21 @@ class FitError(KinefitError, RuntimeError):
     Some chunk tasks failed (the partial store keeps the finished ones for a rerun), or
     the output folder cannot be written.
     """
+
+
+class SessionsFailed(FitError):
+    """An archive run in which some sessions failed; ``summary`` is the run's summary.
+
+    Raised at the end of the run (after the summary was published), so the orchestrator
+    records the run as failed while the other sessions' results are kept.
+    """
+
+    def __init__(self, summary: object, message: str) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+    def __reduce__(self):  # the summary survives pickling (Prefect, Dask)
+        return (type(self), (self.summary, str(self)))
 
 
 class ClusterError(KinefitError, RuntimeError):

@@ -32,6 +32,7 @@ from flows.cli.common import (
 )
 from flows.cli.config import body_plan_app, config_app
 from flows.cli.export import export_app
+from flows.cli.render import render
 from flows.cli.report import report
 from flows.cli.run import demo, reprocess, serve
 
@@ -53,6 +54,7 @@ FORMAT_NAMES = (
 )
 
 app = typer.Typer(
+    rich_markup_mode=None,
     name="kinefit",
     help="Fit kinematic body plans to keypoint tracking archives.",
     no_args_is_help=True,
@@ -60,6 +62,26 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 __all__ = ["app", "console", "err_console", "main"]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from pipeline import __version__
+
+        console.print(f"kinefit {__version__}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Fit kinematic body plans to keypoint tracking archives."""
 
 
 @app.command()
@@ -104,7 +126,7 @@ def ingest(
 ) -> None:
     """Read one keypoint tracks file into a validated, time-chunked zarr tracks store.
 
-    Reader options come from the run config's ``archive`` section (--config), then
+    Reader options come from the run config's 'archive' section (--config), then
     --option key=value pairs and --skeleton-file/--skeleton (Kimodo constraints files).
     """
     with guard(verbose):
@@ -173,7 +195,6 @@ def _fit_config(
 
     from flows.cli.cluster import check_workers_option
     from pipeline.config import load_run_config, make_run_config
-    from pipeline.config.files import deep_merge, parse_assignment
 
     cluster = cluster_override(workers, scheduler)
     if config is not None:
@@ -191,17 +212,12 @@ def _fit_config(
     # cluster as wide as the machine.
     width = {"mode": "local", "n_workers": max(1, min(os.cpu_count() or 1, 8))}
     settings: dict[str, Any] = {"body_plan": body_plan, "cluster": cluster or width}
-    for text in assignments or ():
-        try:
-            settings = deep_merge(settings, parse_assignment(text))
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc), param_hint="--set") from None
-    return make_run_config(settings)
+    return make_run_config(settings, assignments or ())
 
 
 @app.command()
 def fit(
-    tracks: Annotated[Path, typer.Argument(help="Tracks zarr store (from `kinefit ingest`).")],
+    tracks: Annotated[Path, typer.Argument(help="Tracks zarr store (from kinefit ingest).")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Fit zarr store to write.")],
     body_plan: Annotated[
         str | None,
@@ -289,6 +305,7 @@ app.command()(reprocess)
 app.command()(serve)
 app.add_typer(export_app, name="export")
 app.command("report")(report)
+app.command("render")(render)
 app.add_typer(config_app, name="config")
 app.add_typer(body_plan_app, name="body-plan")
 

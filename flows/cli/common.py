@@ -5,6 +5,9 @@ Imports nothing heavy (no numpy, no prefect), so ``kinefit --help`` stays fast.
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import sys
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,7 +28,7 @@ Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks 
 ConfigOption = Annotated[
     Path | None,
     typer.Option(
-        "--config", "-c", help="Run config YAML (see `kinefit config show`).", exists=False
+        "--config", "-c", help="Run config YAML (see: kinefit config show).", exists=False
     ),
 ]
 SetOption = Annotated[
@@ -91,6 +94,22 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
             err_console.print(
                 f"[yellow]warning:[/] {escape(text)}", highlight=False, soft_wrap=True
             )
+
+
+def shell_command(name: str) -> str:
+    """How to run ``kinefit`` or ``python`` of this installation from a fresh shell.
+
+    The bare name when the shell would find this very program on its PATH, else the
+    program's absolute path (``.venv/bin/kinefit`` when the virtual environment is not
+    activated).
+    """
+    own = Path(sys.executable).with_name(name)
+    if not own.exists():
+        own = Path(sys.executable)
+    found = shutil.which(name)
+    if found and Path(found).resolve() == own.resolve():
+        return name
+    return shlex.quote(str(own))
 
 
 def say(text: str) -> None:

@@ -12,9 +12,13 @@ from rich.tree import Tree
 from flows.cli.common import ConfigOption, SetOption, Verbose, console, guard, load_plan, say
 
 config_app = typer.Typer(
-    help="Run configs: show the effective settings.", no_args_is_help=True, add_completion=False
+    rich_markup_mode=None,
+    help="Run configs: show the effective settings.",
+    no_args_is_help=True,
+    add_completion=False,
 )
 body_plan_app = typer.Typer(
+    rich_markup_mode=None,
     help="Body plans: validate a file, show its joints and DOFs.",
     no_args_is_help=True,
     add_completion=False,

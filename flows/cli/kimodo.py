@@ -20,7 +20,7 @@ Frames = Annotated[
 
 
 def kimodo(
-    fit: Annotated[Path, typer.Argument(help="Fit zarr store (from `kinefit fit`).")],
+    fit: Annotated[Path, typer.Argument(help="Fit zarr store (from kinefit fit).")],
     skeleton_file: Annotated[
         Path, typer.Option("--skeleton-file", help="Kimodo skeletons JSON (skeletons.json).")
     ],

@@ -17,7 +17,9 @@ from pipeline.errors import FitStoreError
 
 __all__ = ["report", "report_app"]
 
-report_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+report_app = typer.Typer(
+    rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False
+)
 _out = Console()
 _err = Console(stderr=True)
 

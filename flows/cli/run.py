@@ -8,10 +8,12 @@ One-off runs (``demo``, ``reprocess``) use Prefect's ephemeral server (or the se
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -24,7 +26,9 @@ from flows.cli.common import (
     guard,
     quiet_dask_logs,
     say,
+    shell_command,
 )
+from pipeline.errors import SessionsFailed
 
 Workers = Annotated[
     int | None, typer.Option(help="Local worker processes (0: no cluster, in this process).")
@@ -87,7 +91,10 @@ def _run(config: Any, force: bool, verbose: bool = False) -> Any:
     prepare_prefect_env()
     quiet_dask_logs()
     from flows.archive import reprocess_archive
+    from flows.cli.cluster import cluster_logs, interruptible
     from flows.progress import progress_hook
+
+    cluster_logs(verbose)
 
     if not verbose:
         _quiet_prefect_console()
@@ -106,8 +113,11 @@ def _run(config: Any, force: bool, verbose: bool = False) -> Any:
         bars.update(stages[stage], completed=done, total=total)
 
     say(f"reprocessing {config.archive.path} (Prefect flow reprocess-archive)")
-    with bars, progress_hook(update):
-        return reprocess_archive(config, force=force)
+    with interruptible(), bars, progress_hook(update):  # Ctrl-C/SIGTERM: jobs cancelled
+        try:
+            return reprocess_archive(config, force=force)
+        except SessionsFailed as failed:  # the run is Failed in Prefect; report it here
+            return failed.summary
 
 
 def reprocess(
@@ -133,8 +143,11 @@ def reprocess(
     is set). Exits with status 1 if any session failed.
     """
     with guard(verbose):
+        from flows.cli.cluster import check_workers_option
         from pipeline.config import load_run_config
 
+        if workers is not None:  # --workers never silently turns a SLURM config local
+            check_workers_option(workers, load_run_config(config, {}, set_ or ()).cluster)
         overrides = {
             "archive": {"path": archive},
             "outputs": {"root": None if out is None else str(out)},
@@ -191,16 +204,20 @@ def demo(
 
 
 def _where(run: Any, summary: Any, out: Path) -> None:
+    """Where the results are, and commands to use them that work as printed."""
     fits = run.outputs.fits_dir
     first = next((s.fit for s in summary.sessions if s.fit), str(fits / "walk_clean.zarr"))
-    say(f"\n[bold]results[/] in {out}: tracks/ (inputs), fits/ (one zarr store per session)")
-    say(f"  open a fit:   python -c \"import xarray as xr; print(xr.open_zarr('{first}'))\"")
-    say(f"  or:           from pipeline.store import open_fit; open_fit('{first}')")
+    kinefit, python = shell_command("kinefit"), shell_command("python")
+    config = shlex.quote(str(out / "kinefit.yaml"))
+    say(f"\n[bold]results[/] in {escape(str(out))}: tracks/ (inputs), fits/ (one zarr store each)")
+    code = f"import xarray as xr; print(xr.open_zarr({str(first)!r}))"
+    say(escape(f"  open a fit:   {python} -c {shlex.quote(code)}"))
+    say(escape(f"  in Python:    from pipeline.store import open_fit; open_fit({str(first)!r})"))
     if summary.report:
-        say(f"  HTML report:  {summary.report}")
-    say(f"  notebook:     KINEFIT_FITS_ROOT={fits} jupyter lab notebooks/inspect_fit.ipynb")
-    say(f"  run again:    kinefit reprocess -c {out / 'kinefit.yaml'}  (skips current sessions)")
-    say(f"  on schedule:  kinefit serve -c {out / 'kinefit.yaml'}  (Prefect UI on :4200)")
+        say(escape(f"  HTML report:  {summary.report}"))
+    say(escape(f"  notebook:     make notebook FITS={shlex.quote(str(fits))}"))
+    say(escape(f"  run again:    {kinefit} reprocess -c {config}  (skips current sessions)"))
+    say(escape(f"  on schedule:  {kinefit} serve -c {config}  (Prefect UI on :4200)"))
 
 
 def serve(
@@ -233,9 +250,14 @@ def serve(
         with prefect_server(env["PREFECT_HOME"], port) as api:
             say(f"Prefect API: {api}")
             say(f"Prefect UI:  {api.removesuffix('/api')}  (flow runs, logs, summary artifact)")
+            deployment = f"reprocess-archive/{run.schedule.deployment}"
             say(
-                f"serving deployment reprocess-archive/{run.schedule.deployment} on "
-                f"'{run.schedule.cron}' ({run.schedule.timezone}); Ctrl-C stops"
+                escape(
+                    f"serving deployment {deployment} on '{run.schedule.cron}' "
+                    f"({run.schedule.timezone}); Ctrl-C stops"
+                )
             )
+            trigger = f"{shell_command('prefect')} deployment run {shlex.quote(deployment)}"
+            say(escape(f"run it now:  PREFECT_API_URL={api} {trigger}"))
             serve_deployment(run)
         say("stopped serving")

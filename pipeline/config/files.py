@@ -88,7 +88,7 @@ def parse_assignment(text: str) -> dict[str, Any]:
     key, sep, value = text.partition("=")
     parts = key.strip().split(".")
     if not sep or not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p) for p in parts):
-        raise ConfigError(f"--set: expected key.path=value, got {text!r}")
+        raise ConfigError(f"expected key.path=value, got {text!r}")
     try:
         out: Any = safe_load(value) if value.strip() else None
     except yaml.YAMLError:  # not YAML (a cron like */10 * * * *): the text as it is

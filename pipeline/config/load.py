@@ -43,6 +43,35 @@ def _is_union_tag(part: str) -> bool:
 
 def describe(exc: ValidationError, model: type[BaseModel] = RunConfig) -> str:
     """One line per problem: ``key.path: what is wrong`` (with the valid keys)."""
+    return "; ".join(dict.fromkeys(line for _, line in _problems(exc, model)))
+
+
+def _blame(exc: ValidationError, source: str, given: set[str]) -> str:
+    """:func:`describe`, each problem prefixed by where its key came from.
+
+    ``given`` holds the dotted keys set on the command line (``--set``): a problem with one
+    of them (or inside one) is the option's, not the file's.
+    """
+    by_origin: dict[str, list[str]] = {}
+    for key, line in _problems(exc, RunConfig):
+        mine = any(key == g or key.startswith(f"{g}.") or g.startswith(f"{key}.") for g in given)
+        by_origin.setdefault("--set" if mine else source, []).append(line)
+    return "; ".join(
+        f"{origin}: {'; '.join(dict.fromkeys(lines))}" for origin, lines in by_origin.items()
+    )
+
+
+def _dotted(data: Mapping[str, Any], prefix: str = "") -> set[str]:
+    """Dotted keys of the leaves of a nested mapping."""
+    keys: set[str] = set()
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        keys |= _dotted(value, f"{path}.") if isinstance(value, Mapping) and value else {path}
+    return keys
+
+
+def _problems(exc: ValidationError, model: type[BaseModel]) -> list[tuple[str, str]]:
+    """``(key.path, "key.path: what is wrong")`` for each validation error."""
     lines = []
     for error in exc.errors():
         loc = [str(p) for p in error["loc"] if not _is_union_tag(str(p))]
@@ -55,8 +84,8 @@ def describe(exc: ValidationError, model: type[BaseModel] = RunConfig) -> str:
         elif error["type"] == "missing":
             message = "required key is missing"
         named = message.startswith((f"{key}:", f"{key}."))
-        lines.append(message if named else f"{key}: {message}")
-    return "; ".join(dict.fromkeys(lines))
+        lines.append((key, message if named else f"{key}: {message}"))
+    return lines
 
 
 def _read(source: Path, base: Path) -> dict[str, Any]:
@@ -121,35 +150,45 @@ def load_run_config(
     if layered and path is not None:
         data = _merge(_read(default_config_path(), Path.cwd()), data)
     data = _merge(data, resolve_paths(dict(overrides or {}), Path.cwd()))
-    sets: dict[str, Any] = {}
-    try:
-        for text in assignments:
-            sets = deep_merge(sets, parse_assignment(text))
-    except ValueError as exc:
-        raise ConfigError(f"--set: {exc}") from exc
+    sets = _assignments(assignments)
     if isinstance(data.get("cluster"), str) and isinstance(sets.get("cluster"), Mapping):
         data["cluster"] = {"preset": data["cluster"]}  # --set cluster.x=... edits the preset
     data = deep_merge(data, resolve_paths(sets, Path.cwd()))  # --set edits, never replaces
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: {describe(exc)}") from None
+        raise ConfigError(_blame(exc, str(source), _dotted(sets))) from None
 
 
-def make_run_config(settings: Mapping[str, Any] | None = None) -> RunConfig:
+def make_run_config(
+    settings: Mapping[str, Any] | None = None, assignments: Sequence[str] = ()
+) -> RunConfig:
     """A run config from the models' own defaults plus ``settings`` (no file).
 
     Unlike :func:`load_run_config` with no path, this does not start from the demo's
     ``default.yaml`` (whose solver settings are tuned for the mannequin in metres).
     Relative paths are relative to the current directory; ``None`` values are ignored.
+    ``assignments`` are ``key.path=value`` strings (``--set``) applied last.
 
     Raises
     ------
     ConfigError
         Invalid settings, naming the key path.
     """
-    data = resolve_paths(deep_merge({}, settings or {}), Path.cwd())
+    sets = _assignments(assignments)
+    data = resolve_paths(deep_merge(deep_merge({}, settings or {}), sets), Path.cwd())
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"settings: {describe(exc)}") from None
+        raise ConfigError(_blame(exc, "settings", _dotted(sets))) from None
+
+
+def _assignments(assignments: Sequence[str]) -> dict[str, Any]:
+    """The nested settings of ``key.path=value`` strings (``--set``)."""
+    sets: dict[str, Any] = {}
+    try:
+        for text in assignments:
+            sets = deep_merge(sets, parse_assignment(text))
+    except ValueError as exc:
+        raise ConfigError(f"--set: {exc}") from exc
+    return sets

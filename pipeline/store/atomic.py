@@ -16,10 +16,13 @@ import os
 import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
+
+import zarr
 
 
 def partial_path(path: str | Path, tag: str = "partial") -> Path:
@@ -37,13 +40,27 @@ def remove_store(path: str | Path) -> None:
         path.unlink()
 
 
+def consolidate(path: str | Path) -> None:
+    """Write the zarr store's consolidated metadata (once it will not change any more).
+
+    ``xarray.open_zarr(path)`` (what users type) reads it, and warns on a store without
+    it. zarr 3.1 warns that consolidated metadata is not in the v3 spec yet: silenced here,
+    in kinefit's writer, not in the user's session.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Cc]onsolidated metadata.*")
+        zarr.consolidate_metadata(str(path), zarr_format=3)
+
+
 def publish(tmp: str | Path, final: str | Path) -> Path:
     """Move the complete store ``tmp`` to ``final``, replacing any store there.
 
-    The old store is first renamed aside, the new one renamed in, then the old one
-    deleted; at every moment ``final`` is either the old complete store or the new one
-    (except for the instant between the two renames).
+    Its consolidated metadata is written first (:func:`consolidate`). The old store is
+    first renamed aside, the new one renamed in, then the old one deleted; at every moment
+    ``final`` is either the old complete store or the new one (except for the instant
+    between the two renames).
     """
+    consolidate(tmp)
     tmp, final = Path(tmp), Path(final)
     old = None
     if final.exists():

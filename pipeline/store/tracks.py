@@ -66,7 +66,7 @@ def write_tracks(
     if chunk_frames < 1:
         raise ConfigError(f"chunk_frames must be >= 1, got {chunk_frames}")
     if path.exists() and not overwrite:
-        raise FileExistsError(f"{path}: already exists; pass overwrite=True to replace it")
+        raise FileExistsError(f"{path}: already exists; pass overwrite=True (--overwrite) to replace it")
     ds = validate_tracks(ds, source=str(path))
     ds = ds.copy()
     for name in ds.variables:
@@ -112,6 +112,12 @@ def open_tracks(path: str | Path) -> xr.Dataset:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such tracks store")
+    if path.is_file():
+        store = path.with_suffix(".zarr").name
+        raise TracksError(
+            f"{path}: a tracks file, not a tracks store; read it into one first: "
+            f"kinefit ingest {path} -o {store}"
+        )
     try:
         ds = xr.open_zarr(path, consolidated=False)
     except Exception as exc:

@@ -1,0 +1,158 @@
+"""The layout's rules, checked on the source tree (issue 13, DESIGN.md "Layout").
+
+- no import cycle in ``pipeline/`` or ``flows/``, counting imports inside functions too;
+- every exception class defined there derives from :class:`pipeline.errors.KinefitError`;
+- no test hook read from the environment by library code; no module over 400 lines;
+- the ``pipeline/`` root holds only ``__init__.py``, ``errors.py`` and folders.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import KinefitError
+
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGES = ("pipeline", "flows")
+MAX_LINES = 400
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """Modules of the project imported anywhere in ``path`` (outside TYPE_CHECKING)."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    targets: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if _type_checking(child):
+                continue
+            if isinstance(child, ast.Import):
+                targets.update(alias.name for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    anchor = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                for alias in child.names:
+                    full = f"{base}.{alias.name}"
+                    targets.add(full if full in MODULES else base)
+            visit(child)
+
+    visit(ast.parse(path.read_text(), str(path)))
+    return {t for t in targets if t in MODULES and t != module}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return found
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = {name: _imports(path, name) for name, path in MODULES.items()}
+    assert sum(map(len, graph.values())) > 100  # the walk found the imports
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_exception_class_is_a_kinefit_error():
+    defined = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        classes = [n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+        if not classes:
+            continue
+        module = importlib.import_module(name)
+        for cls_name in classes:
+            cls = getattr(module, cls_name, None)
+            if inspect.isclass(cls) and issubclass(cls, Exception) and cls.__module__ == name:
+                defined.append(cls)
+    defined = [c for c in defined if not issubclass(c, Warning)]  # warnings are not errors
+    assert len(defined) >= 14
+    assert [c.__qualname__ for c in defined if not issubclass(c, KinefitError)] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "base"),
+    [("TracksError", ValueError), ("BodyPlanError", ValueError), ("FitError", RuntimeError)],
+)
+def test_errors_keep_their_builtin_base(name, base):
+    import pipeline.errors
+
+    cls = getattr(pipeline.errors, name)
+    assert issubclass(cls, KinefitError) and issubclass(cls, base)
+
+
+def test_no_test_hooks_in_library_code():
+    offenders = [p for p in MODULES.values() if "KINEFIT_FAULT" in p.read_text()]
+    assert offenders == []
+
+
+def test_no_module_is_over_the_line_limit():
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in MODULES.values()
+        if (n := len(p.read_text().splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def test_the_pipeline_root_holds_only_init_errors_and_folders():
+    entries = {p.name for p in (ROOT / "pipeline").iterdir() if p.name != "__pycache__"}
+    files = {name for name in entries if (ROOT / "pipeline" / name).is_file()}
+    assert files <= {"__init__.py", "errors.py", "py.typed"}, files - {"__init__.py", "errors.py"}
+    assert not any((ROOT / "pipeline" / name).is_symlink() for name in entries)
