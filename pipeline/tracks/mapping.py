@@ -212,6 +212,9 @@ def rename_keypoints(
 ) -> Any:
     """Rename a tracks dataset's keypoints (``old: new``), e.g. to body-plan joint names.
 
+    The one keypoint rename of kinefit: the reader registry applies it for the
+    ``keypoint_map`` option (``kinefit ingest --keypoint-map``).
+
     Parameters
     ----------
     ds : xarray.Dataset
@@ -219,7 +222,7 @@ def rename_keypoints(
     keypoint_map : mapping, str or Path
         ``track keypoint -> new name`` pairs, or a YAML file of them.
     source : str
-        Named in messages.
+        The tracks file, named in messages.
 
     Returns
     -------
@@ -235,16 +238,22 @@ def rename_keypoints(
     """
     where = source
     if isinstance(keypoint_map, str | Path):
-        where = str(keypoint_map)
+        where = f"{source} (keypoint map {keypoint_map})"
         keypoint_map = load_keypoint_map(keypoint_map)
     names = [str(k) for k in ds["keypoint"].values.tolist()]
     unknown = [k for k in keypoint_map if k not in names]
     if unknown:
-        raise TracksError(f"{where}: keypoints {unknown} are not in the tracks ({names})")
-    renamed = [keypoint_map.get(k, k) for k in names]
+        raise TracksError(
+            f"{where}: keypoint map names keypoint(s) {unknown} that the file does not have; "
+            f"the file's keypoints: {names}"
+        )
+    renamed = [str(keypoint_map.get(k, k)) for k in names]
     dupes = sorted({n for n in renamed if renamed.count(n) > 1})
     if dupes:
-        raise TracksError(f"{where}: renaming gives duplicated keypoint names {dupes}")
+        raise TracksError(
+            f"{where}: keypoint map gives several keypoints the same name "
+            f"(duplicated keypoint names {dupes})"
+        )
     out = ds.assign_coords(keypoint=np.array(renamed, dtype=object))
-    out.attrs["keypoint_map"] = dict(keypoint_map)
+    out.attrs["keypoint_map"] = {str(k): str(v) for k, v in keypoint_map.items()}
     return out

@@ -21,6 +21,7 @@ import numpy as np
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.forward import forward_kinematics
 from pipeline.tracks.schema import TracksError
+from pipeline.tracks.units import METRES_PER_UNIT, canonical_unit
 
 #: A size ratio beyond this (or below its inverse) is an error ...
 ERROR_RATIO = 5.0
@@ -50,7 +51,8 @@ def check_scale(ratio: float, plan: BodyPlan, *, source: str, unit: str | None =
     source : str
         The tracks store, named in the message.
     unit : str, optional
-        The tracks' ``unit`` attr, named in the message.
+        The tracks' ``unit`` attr, named in the message with the plan's
+        (:attr:`BodyPlan.unit`).
 
     Raises
     ------
@@ -72,10 +74,34 @@ def check_scale(ratio: float, plan: BodyPlan, *, source: str, unit: str | None =
         f"{'larger' if ratio > 1 else 'smaller'} than the same joints of the body plan "
         f"{plan.source or ''} in its neutral pose (median over frames)"
     )
+    tracks_unit, plan_unit = canonical_unit(unit), canonical_unit(plan.unit)
+    hint = _conversion_hint(tracks_unit, plan_unit)
     if factor > ERROR_RATIO:
         raise TracksError(
-            f"{text}. The tracks' length unit ({unit or 'unknown'}) and the body plan's "
-            f"probably differ (mm vs m is 1000x, cm vs mm 10x); convert one of them. "
+            f"{text}. The tracks' length unit ({tracks_unit}) and the body plan's probably "
+            f"differ (the body plan's: {plan_unit}; mm vs m is 1000x, cm vs mm 10x); {hint}. "
             f"Accepted: within {ERROR_RATIO:g}x of the plan's size"
         )
-    warnings.warn(f"{text}; check that both use the same length unit", ScaleWarning, stacklevel=2)
+    warnings.warn(
+        f"{text}; check that both use the same length unit (tracks: {tracks_unit}, body "
+        f"plan: {plan_unit})",
+        ScaleWarning,
+        stacklevel=2,
+    )
+
+
+def _conversion_hint(tracks_unit: str, plan_unit: str) -> str:
+    """What to do about a size mismatch, given the two units."""
+    if tracks_unit in METRES_PER_UNIT and plan_unit in METRES_PER_UNIT:
+        if tracks_unit != plan_unit:
+            return f"re-ingest the tracks with --to-unit {plan_unit}"
+        return "the units agree, so the body plan may be of another animal or scaled"
+    missing = [
+        what
+        for what, unit in (
+            ("the tracks (ingest -O unit=...)", tracks_unit),
+            ('the body plan ("unit" in version 2, "x-unit" in version 1)', plan_unit),
+        )
+        if unit not in METRES_PER_UNIT
+    ]
+    return f"say the unit of {' and of '.join(missing)}, or convert one of them"

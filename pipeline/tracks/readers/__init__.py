@@ -1,1 +1,1 @@
-"""Tracks readers, one module per format (see :mod:`pipeline.tracks.formats`)."""
+"""Tracks readers, one module per format (see :mod:`pipeline.tracks.registry`)."""

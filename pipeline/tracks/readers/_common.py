@@ -1,4 +1,4 @@
-"""Small helpers shared by the format readers: errors, fps, options, keypoint renames.
+"""Small helpers shared by the format readers: errors, fps, CSV cells, HDF5 names.
 
 Every reader reports a bad file with ONE :class:`~pipeline.tracks.schema.TracksError`
 whose message starts with the file's path and says what is wrong, so that an ingest of a
@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,22 +19,11 @@ import numpy as np
 from pipeline.tracks.schema import TracksError
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-#: Written in attrs when the file does not say (the length unit of BVH, Anipose, ...).
-UNKNOWN = "unknown"
 
 
 def fail(path: str | Path, what: str) -> TracksError:
     """Return the error for a malformed file: ``"<path>: <what>"``."""
     return TracksError(f"{path}: {what}")
-
-
-def check_options(path: str | Path, fmt: str, unknown: Mapping[str, Any], valid: Iterable[str]):
-    """Raise if a reader got options it does not know, listing the valid ones."""
-    if unknown:
-        raise TracksError(
-            f"{path}: the {fmt} reader has no option(s) {sorted(unknown)}; "
-            f"valid options: {', '.join(sorted(valid))}"
-        )
 
 
 def resolve_fps(path: str | Path, fmt: str, file_fps: float | None, fps: float | None) -> float:
@@ -60,32 +49,6 @@ def resolve_fps(path: str | Path, fmt: str, file_fps: float | None, fps: float |
         source = "the file records" if file_fps is not None else "got"
         raise fail(path, f"fps must be a positive number, {source} {value!r}")
     return value
-
-
-def rename_keypoints(
-    path: str | Path, keypoints: Sequence[str], keypoint_map: Mapping[str, str] | None
-) -> list[str]:
-    """Rename the file's keypoints with ``keypoint_map`` (file name -> new name).
-
-    Names not in the map are kept. A map entry naming a keypoint the file does not have is
-    an error (a typo in the map must not go unnoticed), as is a rename that makes two
-    keypoints share a name.
-    """
-    names = [str(k) for k in keypoints]
-    if not keypoint_map:
-        return names
-    unknown = [k for k in keypoint_map if k not in names]
-    if unknown:
-        raise fail(
-            path,
-            f"keypoint map names keypoint(s) {unknown} that the file does not have; "
-            f"the file's keypoints: {names}",
-        )
-    renamed = [str(keypoint_map.get(k, k)) for k in names]
-    dupes = sorted({k for k in renamed if renamed.count(k) > 1})
-    if dupes:
-        raise fail(path, f"keypoint map gives several keypoints the same name: {dupes}")
-    return renamed
 
 
 def frame_time(path: str | Path, frames: np.ndarray | None, n: int, fps: float) -> np.ndarray:
@@ -171,8 +134,9 @@ def numeric_rows(
                 f"line {first_line + i} has {len(row)} fields, the header has {n_fields} "
                 "(truncated or malformed file)",
             )
-    cells = np.char.strip(np.array([[row[j] for j in keep] for row in data], dtype=str))
-    cells[cells == ""] = "nan"
+    # "nan" goes in before the array is made: a str array is as wide as its longest cell,
+    # so writing "nan" into one whose cells are all shorter would truncate it to "na"
+    cells = np.array([[row[j].strip() or "nan" for j in keep] for row in data], dtype=str)
     try:
         return cells.astype(np.float64)
     except ValueError:

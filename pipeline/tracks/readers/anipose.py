@@ -13,31 +13,29 @@ positions ``p_raw = (p + center) @ M``. ``fnum`` gives the frame numbers.
 
 Units: positions are in the unit of the calibration board's squares
 (``board_square_side_length`` in the Anipose config, typically mm), which the CSV does not
-record: pass ``unit=`` from the run config; without it ``unit`` is ``"unknown"``. The up
-axis depends on the configured alignment: ``up_axis=`` or None (unknown). The frame rate
+record: pass the ``unit`` option from the run config; without it ``unit`` is
+``"unknown"``. The up axis depends on the configured alignment: the ``up_axis`` option or
+None (unknown). The frame rate
 is not in the file: ``fps=`` is required.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
 from pipeline.tracks.readers._common import (
-    UNKNOWN,
-    check_options,
     csv_rows,
     fail,
     frame_time,
     head_text,
     numeric_rows,
-    rename_keypoints,
     resolve_fps,
 )
 from pipeline.tracks.schema import make_tracks_dataset
+from pipeline.tracks.units import UNKNOWN
 
 FORMAT = "anipose"
 SUFFIXES = (".csv",)
@@ -142,13 +140,8 @@ def read(
     path: str | Path,
     *,
     fps: float | None = None,
-    unit: str | None = None,
-    up_axis: str | None = None,
     undo_alignment: bool = False,
-    keypoint_map: Mapping[str, str] | None = None,
     individual: str | None = None,
-    session: str | None = None,
-    **unknown: object,
 ) -> xr.Dataset:
     """Read an Anipose 3D CSV.
 
@@ -158,41 +151,27 @@ def read(
         The CSV file.
     fps : float
         Frames per second (not in the file): required.
-    unit : str, optional
-        Length unit of the calibration board (from the run config); default ``"unknown"``.
-    up_axis : str, optional
-        Up axis of the (aligned or raw) frame; default None (unknown).
     undo_alignment : bool
         Return triangulated positions before Anipose's alignment,
         ``p_raw = (p + center) @ M``.
-    keypoint_map : mapping, optional
-        Renames of keypoints (file name -> new name); every key must be in the file.
     individual : str, optional
         Name of the one individual (default from the schema).
-    session : str, optional
-        Session name recorded in attrs.
 
     Returns
     -------
     xarray.Dataset
-        One individual; ``position (time, space=[x, y, z], keypoint, individual)``,
-        ``confidence`` = ``_score``, ``time`` = ``fnum / fps`` seconds; attrs record
-        ``anipose_M``, ``anipose_center`` and ``alignment`` (``"anipose"`` or ``"undone"``).
+        One individual; ``position (time, space=[x, y, z], keypoint, individual)`` in
+        the board's unit (``"unknown"``), ``confidence`` = ``_score``, ``time`` =
+        ``fnum / fps`` seconds; attrs record ``anipose_M``, ``anipose_center`` and
+        ``alignment`` (``"anipose"`` or ``"undone"``).
 
     Raises
     ------
     TracksError
         Unexpected or missing columns, wrong column count, non-numeric cells, changing
-        M/center, ``undo_alignment`` without M/center, unknown keypoints in
-        ``keypoint_map``, no ``fps``.
+        M/center, ``undo_alignment`` without M/center, no ``fps``.
     """
     path = Path(path)
-    check_options(
-        path,
-        FORMAT,
-        unknown,
-        ("fps", "unit", "up_axis", "undo_alignment", "keypoint_map", "individual", "session"),
-    )
     arrays = parse(path)
     rate = resolve_fps(path, SOFTWARE, None, fps)
     position, M, center = arrays["position"], arrays["M"], arrays["center"]
@@ -210,15 +189,13 @@ def read(
     return make_tracks_dataset(
         position[..., np.newaxis],
         None if arrays["confidence"] is None else arrays["confidence"][..., np.newaxis],
-        keypoints=rename_keypoints(path, arrays["keypoints"], keypoint_map),
+        keypoints=arrays["keypoints"],
         individuals=None if individual is None else [individual],
         fps=rate,
         time=frame_time(path, arrays["frames"], position.shape[0], rate),
         space=("x", "y", "z"),
         source_software=SOFTWARE,
         source_file=path,
-        unit=unit if unit is not None else UNKNOWN,
-        up_axis=up_axis,
-        session=session,
+        unit=UNKNOWN,
         extra_attrs=attrs,
     )

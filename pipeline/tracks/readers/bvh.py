@@ -12,32 +12,36 @@ the root has them) followed by the rotation channels multiplied in the order lis
 ``Xrotation``/``Yrotation``/``Zrotation``). World transforms compose parent first:
 ``p_joint = p_parent + R_parent @ (offset + translation)``, ``R_joint = R_parent @ R``.
 
+Root translation: the BVH description (Biovision's, as in Meredith & Maddock, "Motion
+capture file formats explained") gives a joint's translation as its ``OFFSET`` plus its
+position channels, the root's included; that is the default here (``translation="add"``).
+PyMO, bvhio and Blender's importer instead take the root's position channels as its
+position and ignore the root ``OFFSET`` for them: ``translation="replace"`` matches those
+tools (``-O translation=replace``). The two differ by the root ``OFFSET``, constant over
+frames (on PyMO's demo walk, ``(11.3, 35.4, -54.3)``); files whose root ``OFFSET`` is zero
+read the same either way.
+
 Keypoints are the joints' world positions in hierarchy order; an ``End Site`` becomes an
 extra keypoint ``<joint>_end`` placed after its joint. Lengths are in the file's units,
-which BVH does not record: ``unit`` is ``"unknown"`` unless ``unit=`` is given; BVH says
-nothing about the up axis either (Y is only customary): None (unknown) unless
-``up_axis=``. The frame rate is ``1 / Frame Time``. Several ``ROOT`` hierarchies are
-read as one individual.
+which BVH does not record: ``unit`` is ``"unknown"`` unless the ``unit`` option says; BVH
+says nothing about the up axis either (Y is only customary): None (unknown) unless the
+``up_axis`` option says. The frame rate is ``1 / Frame Time``, rounded to the whole
+number of frames per second whose period the file prints (``Frame Time: 0.008333`` is
+120 fps, not 120.0048): :func:`frame_rate`. Several ``ROOT`` hierarchies are read as one
+individual.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from pipeline.tracks.readers._common import (
-    UNKNOWN,
-    check_options,
-    fail,
-    head_text,
-    rename_keypoints,
-    resolve_fps,
-)
+from pipeline.tracks.readers._common import fail, head_text, resolve_fps
 from pipeline.tracks.schema import make_tracks_dataset
+from pipeline.tracks.units import UNKNOWN
 
 FORMAT = "bvh"
 SUFFIXES = (".bvh",)
@@ -118,7 +122,7 @@ def _parse_joint(tok: _Tokens, name: str, parent: int | None, joints: list[Joint
             raise fail(tok.path, f"joint {name!r}: unexpected {word!r} in its block")
 
 
-def parse(path: str | Path) -> tuple[list[Joint], float, np.ndarray]:
+def parse(path: str | Path) -> tuple[list[Joint], float, np.ndarray, str]:
     """Parse a BVH file.
 
     Returns
@@ -127,6 +131,8 @@ def parse(path: str | Path) -> tuple[list[Joint], float, np.ndarray]:
         Hierarchy order (parents first), end sites included.
     frame_time : float
         Seconds per frame.
+    frame_time_text : str
+        The ``Frame Time`` as printed in the file.
     motion : ndarray, shape (n_frames, n_channels)
         Channel values, joints in hierarchy order.
     """
@@ -159,8 +165,9 @@ def parse(path: str | Path) -> tuple[list[Joint], float, np.ndarray]:
         raise fail(path, f"bad frame count line {lines[0].strip()!r}") from None
     if not lines[1].strip().startswith("Frame Time:"):
         raise fail(path, f"expected 'Frame Time: dt', got {lines[1].strip()!r}")
+    frame_time_text = lines[1].split(":", 1)[1].strip()
     try:
-        frame_time = float(lines[1].split(":", 1)[1])
+        frame_time = float(frame_time_text)
     except ValueError:
         raise fail(path, f"bad frame time line {lines[1].strip()!r}") from None
     n_channels = sum(len(j.channels) for j in joints)
@@ -180,7 +187,29 @@ def parse(path: str | Path) -> tuple[list[Joint], float, np.ndarray]:
         motion = np.array(rows, dtype=np.float64).reshape(n_frames, n_channels)
     except ValueError as err:
         raise fail(path, f"non-numeric value in the MOTION data ({err})") from None
-    return joints, frame_time, motion
+    return joints, frame_time, motion, frame_time_text
+
+
+def frame_rate(frame_time: float, printed: str | None = None) -> float | None:
+    """Frames per second of a ``Frame Time``; None when it is not positive.
+
+    Writers print the period of a whole-number rate rounded (``0.008333`` for 120 fps,
+    ``0.0333333`` for 30): when the nearest whole rate's period, printed with as many
+    decimals as ``printed`` has, gives the same number back, that whole rate is the file's
+    (so ``--fps 120`` does not conflict). Otherwise ``1 / frame_time``.
+    """
+    if not frame_time > 0:
+        return None
+    exact = 1.0 / frame_time
+    whole = round(exact)
+    if whole > 0:
+        text = printed if printed is not None else repr(frame_time)
+        decimals = len(text.partition(".")[2]) if "." in text and "e" not in text.lower() else None
+        if decimals is not None and round(1.0 / whole, decimals) == round(frame_time, decimals):
+            return float(whole)
+        if abs(1.0 / whole - frame_time) <= 1e-9 * frame_time:
+            return float(whole)
+    return exact
 
 
 def _axis_rotation(axis: str, degrees: np.ndarray) -> np.ndarray:
@@ -251,13 +280,8 @@ def read(
     path: str | Path,
     *,
     fps: float | None = None,
-    keypoint_map: Mapping[str, str] | None = None,
-    unit: str | None = None,
-    up_axis: str | None = None,
     individual: str | None = None,
     translation: str = "add",
-    session: str | None = None,
-    **unknown: object,
 ) -> xr.Dataset:
     """Read a BVH file as keypoint tracks (the joints' world positions).
 
@@ -267,55 +291,44 @@ def read(
         The ``.bvh`` file.
     fps : float, optional
         Used only when ``Frame Time`` is not positive.
-    keypoint_map : mapping, optional
-        Renames of joints (file name -> new name); every key must be in the file.
-    unit : str, optional
-        Length unit of the file (BVH does not record it); default ``"unknown"``.
-    up_axis : str, optional
-        Up axis (BVH does not record it); default None (unknown).
     individual : str, optional
         Name of the one individual.
     translation : {"add", "replace"}
-        Whether position channels add to the ``OFFSET`` (default, the BVH description)
-        or replace it (files whose root ``OFFSET`` repeats the first frame's position).
-    session : str, optional
-        Session name recorded in attrs.
+        Position channels add to the ``OFFSET`` (default: the BVH description) or
+        replace it (PyMO, bvhio and Blender; see the module docstring).
 
     Returns
     -------
     xarray.Dataset
         ``position (time, space=[x, y, z], keypoint, individual)`` with the joints and end
-        sites (``<joint>_end``), confidence NaN, ``time`` in seconds.
+        sites (``<joint>_end``) in the file's unit (``"unknown"``), confidence NaN,
+        ``time`` in seconds.
 
     Raises
     ------
     TracksError
         Malformed hierarchy, unknown channels, a frame count or channel count that does
-        not match (truncated file), unknown keypoints in ``keypoint_map``.
+        not match (truncated file), an unknown ``translation``.
     """
     path = Path(path)
-    check_options(
-        path,
-        FORMAT,
-        unknown,
-        ("fps", "keypoint_map", "unit", "up_axis", "individual", "translation", "session"),
-    )
     if translation not in ("add", "replace"):
-        raise fail(path, f"translation={translation!r}; valid choices: 'add', 'replace'")
-    joints, frame_time, motion = parse(path)
-    rate = resolve_fps(path, SOFTWARE, 1.0 / frame_time if frame_time > 0 else None, fps)
+        raise fail(
+            path,
+            f"option 'translation': {translation!r}; valid choices: 'add' (BVH description), "
+            "'replace' (PyMO, bvhio, Blender)",
+        )
+    joints, frame_time, motion, printed = parse(path)
+    rate = resolve_fps(path, SOFTWARE, frame_rate(frame_time, printed), fps)
     position = forward_kinematics(joints, motion, translation)
     return make_tracks_dataset(
         position[..., np.newaxis],
         None,
-        keypoints=rename_keypoints(path, [j.name for j in joints], keypoint_map),
+        keypoints=[j.name for j in joints],
         individuals=None if individual is None else [individual],
         fps=rate,
         space=("x", "y", "z"),
         source_software=SOFTWARE,
         source_file=path,
-        unit=unit if unit is not None else UNKNOWN,
-        up_axis=up_axis,
-        session=session,
+        unit=UNKNOWN,
         extra_attrs={"source_format": FORMAT, "frame_time": frame_time, "translation": translation},
     )

@@ -24,21 +24,14 @@ What is read:
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from pipeline.tracks.readers._common import (
-    UNKNOWN,
-    check_options,
-    fail,
-    missing_extra,
-    rename_keypoints,
-    resolve_fps,
-)
+from pipeline.tracks.readers._common import fail, missing_extra, resolve_fps
 from pipeline.tracks.schema import UP_AXES, make_tracks_dataset
+from pipeline.tracks.units import UNKNOWN, canonical_unit
 
 FORMAT = "c3d"
 SUFFIXES = (".c3d",)
@@ -195,7 +188,7 @@ def parse(path: str | Path, *, include_model_outputs: bool = False) -> dict:
         "keypoints": names,
         "individuals": individuals,
         "rate": rate if rate > 0 else None,
-        "unit": str(units[0]).strip() if units and str(units[0]).strip() else UNKNOWN,
+        "unit": canonical_unit(units[0]) if units else UNKNOWN,
         "up_axis": _up_axis(_param(params, "POINT", "Y_SCREEN")),
         "first_frame": span[0] if span is not None else None,
     }
@@ -212,15 +205,7 @@ def sniff(path: str | Path) -> bool:
 
 
 def read(
-    path: str | Path,
-    *,
-    fps: float | None = None,
-    keypoint_map: Mapping[str, str] | None = None,
-    unit: str | None = None,
-    up_axis: str | None = None,
-    include_model_outputs: bool = False,
-    session: str | None = None,
-    **unknown: object,
+    path: str | Path, *, fps: float | None = None, include_model_outputs: bool = False
 ) -> xr.Dataset:
     """Read the markers of a C3D file.
 
@@ -230,48 +215,35 @@ def read(
         The ``.c3d`` file.
     fps : float, optional
         Used only when the file has no point rate.
-    keypoint_map : mapping, optional
-        Renames of markers (file label, prefix stripped -> new name).
-    unit, up_axis : str, optional
-        Override the file's ``POINT:UNITS`` / ``POINT:Y_SCREEN``.
     include_model_outputs : bool
         Keep points listed as angles, forces, moments, ... (default: markers only).
-    session : str, optional
-        Session name recorded in attrs.
 
     Returns
     -------
     xarray.Dataset
-        ``position (time, space=[x, y, z], keypoint, individual)`` in the file's unit,
-        confidence NaN, ``time`` in seconds at the file's rate.
+        ``position (time, space=[x, y, z], keypoint, individual)`` in the file's unit
+        (``POINT:UNITS``), up axis from ``POINT:Y_SCREEN``, confidence NaN, ``time`` in
+        seconds at the file's rate.
 
     Raises
     ------
     TracksError
-        Unreadable or truncated file, no markers, labels missing or duplicated, unknown
-        keypoints in ``keypoint_map``, no rate in the file nor ``fps``; also when ezc3d
-        is not installed (extra ``c3d``).
+        Unreadable or truncated file, no markers, labels missing or duplicated, no rate
+        in the file nor ``fps``; also when ezc3d is not installed (extra ``c3d``).
     """
     path = Path(path)
-    check_options(
-        path,
-        FORMAT,
-        unknown,
-        ("fps", "keypoint_map", "unit", "up_axis", "include_model_outputs", "session"),
-    )
     arrays = parse(path, include_model_outputs=include_model_outputs)
     rate = resolve_fps(path, SOFTWARE, arrays["rate"], fps)
     return make_tracks_dataset(
         arrays["position"],
         None,
-        keypoints=rename_keypoints(path, arrays["keypoints"], keypoint_map),
+        keypoints=arrays["keypoints"],
         individuals=arrays["individuals"],
         fps=rate,
         space=("x", "y", "z"),
         source_software=SOFTWARE,
         source_file=path,
-        unit=unit if unit is not None else arrays["unit"],
-        up_axis=up_axis if up_axis is not None else arrays["up_axis"],
-        session=session,
+        unit=arrays["unit"],
+        up_axis=arrays["up_axis"],
         extra_attrs={"source_format": FORMAT, "first_frame": arrays["first_frame"]},
     )

@@ -30,6 +30,7 @@ import pandas as pd
 import xarray as xr
 
 from pipeline.tracks.schema import TracksError, make_tracks_dataset
+from pipeline.tracks.units import UNKNOWN
 
 FORMAT = "csv"
 SUFFIXES: tuple[str, ...] = (".csv", ".tsv")
@@ -85,7 +86,7 @@ def sniff(path: str | Path) -> bool:
     return set(REQUIRED) <= columns and bool({"frame", "time"} & columns)
 
 
-def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Dataset:
+def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
     """Read a long-layout keypoint CSV (see the module docstring).
 
     Parameters
@@ -94,15 +95,12 @@ def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Da
         ``.csv`` (comma) or ``.tsv`` (tab) file.
     fps : float, optional
         Frames per second (a CSV does not record it).
-    **options
-        None accepted.
 
     Returns
     -------
     xarray.Dataset
+        Unit ``"unknown"`` (a CSV does not record it: the ``unit`` option says).
     """
-    if options:
-        raise TypeError(f"csv reader: unexpected options {sorted(options)}")
     path = Path(path)
     table = pd.read_csv(path, sep=None, engine="python")
     _check_row_lengths(path, len(table.columns))
@@ -156,4 +154,5 @@ def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Da
         space=space,
         source_software="csv",
         source_file=path,
+        unit=UNKNOWN,
     )

@@ -16,7 +16,7 @@ some individuals have (DLC's "unique bodyparts", individual ``single``) are NaN 
 others. The ``.h5`` file is the same table stored by pandas (key ``df_with_missing``) and
 needs PyTables: the optional extra ``dlc``.
 
-Attrs: ``unit`` is ``"px"`` for 2D and ``"unknown"`` for 3D (pass ``unit=``); ``up_axis``
+Attrs: ``unit`` is ``"px"`` for 2D and ``"unknown"`` for 3D (the ``unit`` option says); ``up_axis``
 is ``"-y"`` for 2D (image rows grow downwards) and None (unknown) for 3D (pass
 ``up_axis=``). DeepLabCut files do not record the frame rate: ``fps=`` is required.
 """
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,8 +33,6 @@ import numpy as np
 import xarray as xr
 
 from pipeline.tracks.readers._common import (
-    UNKNOWN,
-    check_options,
     csv_rows,
     fail,
     frame_time,
@@ -42,15 +40,18 @@ from pipeline.tracks.readers._common import (
     is_hdf5,
     missing_extra,
     numeric_rows,
-    rename_keypoints,
     resolve_fps,
 )
 from pipeline.tracks.schema import make_tracks_dataset
+from pipeline.tracks.units import UNKNOWN
 
 FORMAT = "dlc"
 SUFFIXES = (".csv", ".h5", ".hdf5")
 SOFTWARE = "DeepLabCut"
 H5_KEY = "df_with_missing"
+#: DeepLabCut's multi-animal tracklet files (``*_el.h5``, ``*_bx.h5``) store the table here.
+TRACKLETS_KEY = "tracks"
+H5_KEYS = (H5_KEY, TRACKLETS_KEY)
 LEVELS_4 = ("scorer", "individuals", "bodyparts", "coords")
 LEVELS_3 = ("scorer", "bodyparts", "coords")
 COORDS = ("x", "y", "z", "likelihood")
@@ -147,9 +148,13 @@ def parse_h5(path: str | Path) -> DlcTable:
     try:
         with pd.HDFStore(path, mode="r") as store:
             keys = [k.lstrip("/") for k in store]
-            key = H5_KEY if H5_KEY in keys else (keys[0] if len(keys) == 1 else None)
+            known = [k for k in H5_KEYS if k in keys]
+            key = known[0] if known else (keys[0] if len(keys) == 1 else None)
             if key is None:
-                raise fail(path, f"no {H5_KEY!r} table in the file; its tables: {keys}")
+                raise fail(
+                    path,
+                    f"no {' or '.join(map(repr, H5_KEYS))} table in the file; its tables: {keys}",
+                )
             df = store[key]
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RuntimeError) as err:
         if str(err).startswith(str(path)):
@@ -239,10 +244,6 @@ def build_dataset(
     software: str,
     fmt: str,
     fps: float | None,
-    keypoint_map: Mapping[str, str] | None,
-    unit: str | None,
-    up_axis: str | None,
-    session: str | None,
 ) -> xr.Dataset:
     """Make the tracks dataset of a DeepLabCut-style table (shared with LightningPose)."""
     position, confidence, keypoints, individuals, space, scorers = table_arrays(path, table)
@@ -251,16 +252,15 @@ def build_dataset(
     return make_tracks_dataset(
         position,
         confidence,
-        keypoints=rename_keypoints(path, keypoints, keypoint_map),
+        keypoints=keypoints,
         individuals=individuals,
         fps=rate,
         time=frame_time(path, table.frames, position.shape[0], rate),
         space=space,
         source_software=software,
         source_file=path,
-        unit=unit if unit is not None else ("px" if is_2d else UNKNOWN),
-        up_axis=up_axis if up_axis is not None else ("-y" if is_2d else None),
-        session=session,
+        unit="px" if is_2d else UNKNOWN,
+        up_axis="-y" if is_2d else None,
         extra_attrs={"scorer": ", ".join(scorers), "source_format": fmt},
     )
 
@@ -282,52 +282,47 @@ def looks_like_lightning_pose(rows: list[list[str]]) -> bool:
     )
 
 
+def _is_pandas_table(handle, key: str) -> bool:
+    """A pandas HDFStore group (not a plain dataset such as SLEAP's ``tracks``)."""
+    group = handle.get(key)
+    return group is not None and "pandas_type" in getattr(group, "attrs", {})
+
+
 def sniff(path: str | Path) -> bool:
-    """Return True for a DeepLabCut CSV (not LightningPose's) or a DeepLabCut ``.h5``."""
+    """Return True for a DeepLabCut CSV (not LightningPose's) or ``.h5`` table.
+
+    The ``.h5`` table is pandas' ``df_with_missing`` (pose files) or ``tracks``
+    (multi-animal tracklet files, ``*_el.h5``).
+    """
     path = Path(path)
     if is_hdf5(path):
         import h5py
 
         try:
             with h5py.File(path, "r") as handle:
-                return H5_KEY in handle
+                return any(_is_pandas_table(handle, key) for key in H5_KEYS)
         except (OSError, KeyError):
             return False
     rows = csv_header_cells(path)
     return rows is not None and not looks_like_lightning_pose(rows)
 
 
-def read(
-    path: str | Path,
-    *,
-    fps: float | None = None,
-    keypoint_map: Mapping[str, str] | None = None,
-    unit: str | None = None,
-    up_axis: str | None = None,
-    session: str | None = None,
-    **unknown: object,
-) -> xr.Dataset:
+def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
     """Read a DeepLabCut ``.csv`` or ``.h5`` pose file.
 
     Parameters
     ----------
     path : str or Path
-        The file; ``.h5``/``.hdf5`` is read as the pandas table, anything else as CSV.
+        The file; ``.h5``/``.hdf5`` is read as the pandas table (``df_with_missing``, or
+        ``tracks`` in tracklet files), anything else as CSV.
     fps : float
         Frames per second (DeepLabCut files do not record it): required.
-    keypoint_map : mapping, optional
-        Renames of bodyparts (file name -> new name); every key must be in the file.
-    unit : str, optional
-        Length unit; default ``"px"`` for 2D, ``"unknown"`` for 3D.
-    up_axis : str, optional
-        Up axis; default ``"-y"`` for 2D image coordinates, None (unknown) for 3D.
-    session : str, optional
-        Session name recorded in attrs.
 
     Returns
     -------
     xarray.Dataset
-        ``position (time, space, keypoint, individual)`` in the file's unit and
+        ``position (time, space, keypoint, individual)`` in the file's unit (``"px"`` for
+        2D, ``"unknown"`` for 3D; up axis ``"-y"`` for 2D, None for 3D) and
         ``confidence`` = likelihood (NaN for 3D files); ``time`` in seconds from the
         index column's frame numbers (row order when the index is not frame numbers).
 
@@ -335,19 +330,8 @@ def read(
     ------
     TracksError
         Missing or misordered header rows, wrong column count, unknown coords,
-        non-numeric cells, unknown keypoints in ``keypoint_map``, no ``fps``.
+        non-numeric cells, no ``fps``.
     """
     path = Path(path)
-    check_options(path, FORMAT, unknown, ("fps", "keypoint_map", "unit", "up_axis", "session"))
     table = parse_h5(path) if is_hdf5(path) else parse_csv(path)
-    return build_dataset(
-        path,
-        table,
-        software=SOFTWARE,
-        fmt=FORMAT,
-        fps=fps,
-        keypoint_map=keypoint_map,
-        unit=unit,
-        up_axis=up_axis,
-        session=session,
-    )
+    return build_dataset(path, table, software=SOFTWARE, fmt=FORMAT, fps=fps)

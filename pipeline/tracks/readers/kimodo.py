@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import xarray as xr
 
-from pipeline.tracks.readers._common import check_options, fail, head_text
+from pipeline.tracks.readers._common import fail, head_text
 
 FORMAT = "kimodo"
 SUFFIXES: tuple[str, ...] = (".json",)
-OPTIONS: tuple[str, ...] = ("skeleton_file", "skeleton", "n_frames", "meta", "root2d_weight")
 _START = re.compile(r"^\s*\[\s*\{")
 
 
@@ -31,10 +29,11 @@ def sniff(path: str | Path) -> bool:
 def read(
     path: str | Path,
     *,
-    fps: float | None = None,
     skeleton_file: str | Path | None = None,
     skeleton: str | None = None,
-    **options: Any,
+    n_frames: int | None = None,
+    meta: str | Path | None = None,
+    root2d_weight: float | None = None,
 ) -> xr.Dataset:
     """Read a Kimodo constraints file as a tracks dataset.
 
@@ -42,29 +41,33 @@ def read(
     ----------
     path : str or Path
         The constraints JSON.
-    fps : float, optional
-        Not used: Kimodo files are 30 fps, and a file's own rate wins
-        (:func:`~pipeline.tracks.formats.read_tracks` warns about a different ``fps``).
     skeleton_file : str or Path
         Kimodo skeletons JSON (required).
     skeleton : str
         Skeleton the file is written for, e.g. ``somaskel30`` (required).
-    **options
-        ``n_frames`` (clip length), ``meta`` (a ``meta.json``; default the one beside
-        ``path``), ``root2d_weight`` (confidence of root-path targets).
+    n_frames : int, optional
+        Clip length (default: one past the last constrained frame, or ``meta``'s).
+    meta : str or Path, optional
+        A ``meta.json``; default the one beside ``path``.
+    root2d_weight : float, optional
+        Confidence of root-path targets (default
+        :data:`pipeline.export.kimodo.targets.ROOT2D_WEIGHT`).
 
     Returns
     -------
     xarray.Dataset
-        Keypoints are the skeleton's joints, metres, +Y up, 30 fps.
+        Keypoints are the skeleton's joints, metres, +Y up, 30 fps (the file's rate: a
+        different ``fps`` is ignored with a warning).
     """
     from pipeline.export.kimodo.targets import read as read_targets
 
-    check_options(path, FORMAT, {k: v for k, v in options.items() if k not in OPTIONS}, OPTIONS)
     if skeleton_file is None or skeleton is None:
         raise fail(
             path,
             "the kimodo reader needs skeleton_file= and skeleton= (--skeleton-file, "
             "--skeleton): the file holds rotations on a Kimodo skeleton",
         )
-    return read_targets(path, skeleton_file=skeleton_file, skeleton=skeleton, **options)
+    weight = {} if root2d_weight is None else {"root2d_weight": root2d_weight}
+    return read_targets(
+        path, skeleton_file=skeleton_file, skeleton=skeleton, n_frames=n_frames, meta=meta, **weight
+    )

@@ -12,13 +12,12 @@ downwards) unless given. The files do not record the frame rate: ``fps=`` is req
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import xarray as xr
 
 from pipeline.tracks.readers import dlc
-from pipeline.tracks.readers._common import check_options, fail
+from pipeline.tracks.readers._common import fail
 
 FORMAT = "lightningpose"
 SUFFIXES = (".csv",)
@@ -31,16 +30,7 @@ def sniff(path: str | Path) -> bool:
     return rows is not None and dlc.looks_like_lightning_pose(rows)
 
 
-def read(
-    path: str | Path,
-    *,
-    fps: float | None = None,
-    keypoint_map: Mapping[str, str] | None = None,
-    unit: str | None = None,
-    up_axis: str | None = None,
-    session: str | None = None,
-    **unknown: object,
-) -> xr.Dataset:
+def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
     """Read a LightningPose prediction CSV.
 
     Parameters
@@ -49,18 +39,12 @@ def read(
         The CSV file.
     fps : float
         Frames per second (not in the file): required.
-    keypoint_map : mapping, optional
-        Renames of keypoints (file name -> new name); every key must be in the file.
-    unit, up_axis : str, optional
-        Default ``"px"`` and ``"-y"`` (image coordinates).
-    session : str, optional
-        Session name recorded in attrs.
 
     Returns
     -------
     xarray.Dataset
-        One individual; ``position (time, space=[x, y], keypoint, individual)`` in pixels,
-        ``confidence`` = likelihood, ``time`` in seconds.
+        One individual; ``position (time, space=[x, y], keypoint, individual)`` in pixels
+        (up axis ``"-y"``), ``confidence`` = likelihood, ``time`` in seconds.
 
     Raises
     ------
@@ -69,7 +53,6 @@ def read(
         ``individuals`` header row (LightningPose is single-animal: use ``format="dlc"``).
     """
     path = Path(path)
-    check_options(path, FORMAT, unknown, ("fps", "keypoint_map", "unit", "up_axis", "session"))
     table = dlc.parse_csv(path)
     if any(c[1] is not None for c in table.columns):
         raise fail(
@@ -79,14 +62,4 @@ def read(
         )
     if any(c[3] == "z" for c in table.columns):
         raise fail(path, "has a 'z' coord, but LightningPose predictions are 2D (x, y)")
-    return dlc.build_dataset(
-        path,
-        table,
-        software=SOFTWARE,
-        fmt=FORMAT,
-        fps=fps,
-        keypoint_map=keypoint_map,
-        unit=unit,
-        up_axis=up_axis,
-        session=session,
-    )
+    return dlc.build_dataset(path, table, software=SOFTWARE, fmt=FORMAT, fps=fps)

@@ -7,7 +7,6 @@ Older movement files with plural dim names (``keypoints``, ``individuals``) are 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import xarray as xr
 
@@ -33,25 +32,20 @@ def sniff(path: str | Path) -> bool:
         return False
 
 
-def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Dataset:
+def read(path: str | Path) -> xr.Dataset:
     """Open a movement poses dataset.
 
     Parameters
     ----------
     path : str or Path
-        ``.nc`` file or ``.zarr`` directory.
-    fps : float, optional
-        Applied by the registry (:func:`pipeline.tracks.formats.with_fps`).
-    **options
-        None accepted.
+        ``.nc`` file or ``.zarr`` directory (a missing frame rate is settled by the
+        registry, :func:`pipeline.tracks.registry.with_fps`).
 
     Returns
     -------
     xarray.Dataset
         netCDF content is loaded into memory (the file is closed); zarr stays lazy.
     """
-    if options:
-        raise TypeError(f"movement reader: unexpected options {sorted(options)}")
     path = Path(path)
     ds = _open(path)
     if not path.is_dir():

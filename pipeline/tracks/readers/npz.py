@@ -61,7 +61,7 @@ def _scalar(data: Any, key: str) -> Any:
     return value.item() if value.ndim == 0 else value.tolist()
 
 
-def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Dataset:
+def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
     """Read an ``.npz`` archive laid out as in the module docstring.
 
     Parameters
@@ -70,15 +70,11 @@ def read(path: str | Path, *, fps: float | None = None, **options: Any) -> xr.Da
         The archive.
     fps : float, optional
         Frames per second when the archive has no ``fps`` (the archive's wins).
-    **options
-        None accepted.
 
     Returns
     -------
     xarray.Dataset
     """
-    if options:
-        raise TypeError(f"npz reader: unexpected options {sorted(options)}")
     path = Path(path)
     with np.load(path, allow_pickle=False) as data:
         unknown = sorted(set(data.files) - set(KEYS))

@@ -1,37 +1,39 @@
 """NWB files with ndx-pose pose estimates (needs ``pynwb`` + ``ndx-pose``: extra ``nwb``).
 
 What is read: every ``ndx_pose.PoseEstimation`` in the file's processing modules (or
-only those of ``processing_module=``). Each is one individual, named after its
-skeleton's subject (``Skeleton.subject.subject_id``), else the file's subject when
-there is one PoseEstimation, else the PoseEstimation's name. Its
+only those of ``processing_module=``), and every ``MultiCameraPoseEstimation``'s own 3D
+series (its per-camera ``PoseEstimation`` children are 2D views of the same points: the
+``camera_view`` option reads one of them instead). Each is one individual, named after
+its skeleton's subject (``Skeleton.subject.subject_id``), else the file's subject when
+there is one estimate, else the estimate's name. Its
 ``PoseEstimationSeries`` are the keypoints (in the skeleton's node order when the series
 are named after the nodes, else in file order): ``data (n_frames, 2 or 3)`` times
-``conversion`` plus ``offset`` is the position, ``confidence`` the confidence.
+``conversion`` plus ``offset`` is the position, ``confidence`` the confidence. When
+some series are 2D and others 3D (ndx-pose 0.1 allowed it), the 2D ones have z = NaN.
 
 Time: every series must share one clock. A ``rate`` gives ``fps`` and time
 ``starting_time + frame / rate``; ``timestamps`` give the time directly and ``fps`` is
-estimated as 1 / median step. Unit: the series' ``unit`` (``"pixels"`` for 2D video
-estimates); the up axis is not recorded by ndx-pose: None (unknown) unless
-``up_axis=``. The series' ``reference_frame`` text goes to attrs.
+estimated as 1 / median step. Unit: the series' ``unit`` in kinefit's spelling
+(ndx-pose's ``"pixels"`` is ``"px"``); the up axis is not recorded by ndx-pose: None
+(unknown). The series' ``reference_frame`` text goes to attrs.
+
+ndx-pose versions: files written with ndx-pose < 0.4 may link one PoseEstimation to
+several cameras, which ndx-pose 0.4 refuses to read; the reader reads them anyway
+(the cameras' names go to attrs ``cameras``), so every version from 0.1 on reads. The
+file is read with the installed ndx-pose's classes, without loading the namespace
+cached in the file (no "cached namespace" warning).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from pipeline.tracks.readers._common import (
-    check_options,
-    fail,
-    is_hdf5,
-    missing_extra,
-    rename_keypoints,
-    resolve_fps,
-)
+from pipeline.tracks.readers._common import fail, is_hdf5, missing_extra, resolve_fps
 from pipeline.tracks.schema import make_tracks_dataset
+from pipeline.tracks.units import canonical_unit
 
 FORMAT = "nwb"
 SUFFIXES = (".nwb",)
@@ -62,8 +64,28 @@ def _clock(path: Path, series) -> tuple[np.ndarray, float | None, int]:
     return stamps, None, n
 
 
-def _estimates(path: Path, nwbfile, processing_module: str | None) -> list:
-    from ndx_pose import PoseEstimation
+def _views(path: Path, multi, camera_view: str | None) -> list:
+    """The estimates a MultiCameraPoseEstimation contributes: its 3D series or one view."""
+    views = dict(multi.pose_estimations or {})
+    if camera_view is not None:
+        if camera_view not in views:
+            raise fail(
+                path,
+                f"option 'camera_view': {camera_view!r} is not a camera view of "
+                f"{multi.name!r}; its views: {sorted(views)}",
+            )
+        return [views[camera_view]]
+    if multi.pose_estimation_series:
+        return [multi]
+    raise fail(
+        path,
+        f"MultiCameraPoseEstimation {multi.name!r} has no 3D series; pass camera_view= "
+        f"(-O camera_view=NAME) to read one of its views: {sorted(views)}",
+    )
+
+
+def _estimates(path: Path, nwbfile, processing_module: str | None, camera_view: str | None):
+    from ndx_pose import MultiCameraPoseEstimation, PoseEstimation
 
     modules = nwbfile.processing
     if processing_module is not None:
@@ -73,12 +95,13 @@ def _estimates(path: Path, nwbfile, processing_module: str | None) -> list:
                 f"no processing module {processing_module!r}; modules: {sorted(modules)}",
             )
         modules = {processing_module: modules[processing_module]}
-    found = [
-        obj
-        for module in modules.values()
-        for obj in module.data_interfaces.values()
-        if isinstance(obj, PoseEstimation)
-    ]
+    found = []
+    for module in modules.values():
+        for obj in module.data_interfaces.values():
+            if isinstance(obj, MultiCameraPoseEstimation):
+                found.extend(_views(path, obj, camera_view))
+            elif isinstance(obj, PoseEstimation):
+                found.append(obj)
     if not found:
         raise fail(
             path,
@@ -88,7 +111,61 @@ def _estimates(path: Path, nwbfile, processing_module: str | None) -> list:
     return found
 
 
-def parse(path: str | Path, *, processing_module: str | None = None) -> dict:
+def _manager():
+    """A pynwb build manager whose PoseEstimation mapper accepts several cameras.
+
+    ndx-pose 0.4's mapper raises on a PoseEstimation written by ndx-pose < 0.4 that links
+    two cameras; this one keeps the first as ``device`` (the pose data do not depend on
+    it). The installed ndx-pose classes are used, so the file's cached namespace is not
+    loaded.
+    """
+    import pynwb
+    from hdmf.build import BuildManager, ObjectMapper
+    from ndx_pose import PoseEstimation
+    from ndx_pose.io.pose import PoseEstimationMap
+    from pynwb.device import Device
+    from pynwb.io.core import NWBContainerMapper
+
+    class AnyCamerasMap(PoseEstimationMap):
+        @NWBContainerMapper.constructor_arg("device")
+        def device(self, builder, manager):
+            links = [
+                link
+                for link in builder.links.values()
+                if issubclass(manager.get_cls(link.builder), Device)
+            ]
+            if len(links) > 1:
+                return manager.construct(links[0].builder)
+            return getattr(ObjectMapper, "NO_OVERRIDE", None)
+
+    type_map = pynwb.get_type_map()
+    type_map.register_map(PoseEstimation, AnyCamerasMap)
+    return BuildManager(type_map)
+
+
+def _cameras(path: Path, processing_module: str | None) -> list[str]:
+    """Names of the Device objects the file's PoseEstimation groups link (h5py)."""
+    import h5py
+
+    names: set[str] = set()
+    with h5py.File(path, "r") as handle:
+        modules = handle.get("processing", {})
+        for module_name in modules:
+            if processing_module is not None and module_name != processing_module:
+                continue
+            for group in modules[module_name].values():
+                if not isinstance(group, h5py.Group):
+                    continue
+                for key in group:
+                    link = group.get(key, getlink=True)
+                    if isinstance(link, h5py.SoftLink) and "/devices/" in link.path:
+                        names.add(link.path.rsplit("/", 1)[-1])
+    return sorted(names)
+
+
+def parse(
+    path: str | Path, *, processing_module: str | None = None, camera_view: str | None = None
+) -> dict:
     """Read the pose estimates of an NWB file into arrays.
 
     Returns
@@ -96,7 +173,7 @@ def parse(path: str | Path, *, processing_module: str | None = None) -> dict:
     dict
         ``position (n_frames, n_space, n_keypoints, n_individuals)``, ``confidence``,
         ``keypoints``, ``individuals``, ``time``, ``rate`` (or None), ``unit``,
-        ``reference_frame``, ``source_software``.
+        ``reference_frame``, ``source_software``, ``cameras``.
     """
     path = Path(path)
     try:
@@ -105,13 +182,15 @@ def parse(path: str | Path, *, processing_module: str | None = None) -> dict:
     except ImportError:
         raise missing_extra(path, "NWB", "nwb", "pynwb, ndx-pose") from None
     try:
-        with pynwb.NWBHDF5IO(str(path), mode="r", load_namespaces=True) as io:
+        with pynwb.NWBHDF5IO(str(path), mode="r", manager=_manager()) as io:
             nwbfile = io.read()
-            estimates = _estimates(path, nwbfile, processing_module)
-            return _collect(path, nwbfile, estimates)
+            estimates = _estimates(path, nwbfile, processing_module, camera_view)
+            out = _collect(path, nwbfile, estimates)
+        out["cameras"] = _cameras(path, processing_module)
+        return out
     except OSError as err:
         raise fail(path, f"not a readable NWB file (truncated or corrupt?): {err}") from None
-    except (KeyError, ValueError) as err:
+    except (KeyError, ValueError, TypeError) as err:
         if str(err).startswith(str(path)):
             raise
         raise fail(path, f"not a readable NWB file ({type(err).__name__}: {err})") from None
@@ -138,11 +217,9 @@ def _collect(path: Path, nwbfile, estimates: list) -> dict:
         if n != n_frames or not np.allclose(other_time, time, rtol=0, atol=1e-9):
             raise fail(path, "pose estimation series do not share one clock (rate/timestamps)")
     dims = {s.data.shape[1] for group in per_individual for _, s in group}
-    if len(dims) > 1:
-        raise fail(path, "series mix 2D and 3D data")
     if len(units) > 1:
         raise fail(path, f"series have different units {sorted(units)}")
-    n_space = dims.pop()
+    n_space = max(dims)  # 2D series among 3D ones (ndx-pose 0.1 files) get z = NaN
     if len(set(individuals)) != len(individuals):
         raise fail(path, f"several pose estimates map to the same individual {individuals}")
     keypoints = list(dict.fromkeys(name for group in per_individual for name, _ in group))
@@ -152,7 +229,7 @@ def _collect(path: Path, nwbfile, estimates: list) -> dict:
         for name, s in group:
             k = keypoints.index(name)
             data = np.asarray(s.data[()], dtype=np.float64)
-            position[:, :, k, i] = data * float(s.conversion) + float(s.offset or 0.0)
+            position[:, : data.shape[1], k, i] = data * float(s.conversion) + float(s.offset or 0.0)
             if s.confidence is not None:
                 confidence[:, k, i] = np.asarray(s.confidence[()], dtype=np.float64)
     return {
@@ -162,7 +239,7 @@ def _collect(path: Path, nwbfile, estimates: list) -> dict:
         "individuals": individuals,
         "time": time,
         "rate": rate,
-        "unit": units.pop(),
+        "unit": canonical_unit(units.pop()),
         "reference_frame": "; ".join(sorted(frames)),
         "source_software": ", ".join(sorted(software)),
     }
@@ -194,12 +271,8 @@ def read(
     path: str | Path,
     *,
     fps: float | None = None,
-    keypoint_map: Mapping[str, str] | None = None,
-    unit: str | None = None,
-    up_axis: str | None = None,
     processing_module: str | None = None,
-    session: str | None = None,
-    **unknown: object,
+    camera_view: str | None = None,
 ) -> xr.Dataset:
     """Read the ndx-pose pose estimates of an NWB file.
 
@@ -209,56 +282,45 @@ def read(
         The ``.nwb`` file.
     fps : float, optional
         Used only when the file has a single frame and no rate.
-    keypoint_map : mapping, optional
-        Renames of keypoints (series name -> new name); every key must be in the file.
-    unit, up_axis : str, optional
-        Override the series' unit; up axis (not recorded by ndx-pose, default None).
     processing_module : str, optional
-        Only read PoseEstimation objects of this module (default: all modules).
-    session : str, optional
-        Session name recorded in attrs.
+        Only read estimates of this module (default: all modules).
+    camera_view : str, optional
+        Read this per-camera PoseEstimation of a MultiCameraPoseEstimation instead of its
+        3D series.
 
     Returns
     -------
     xarray.Dataset
-        One individual per PoseEstimation; ``position (time, space, keypoint,
-        individual)`` in the series' unit, ``confidence``, ``time`` in seconds.
+        One individual per estimate; ``position (time, space, keypoint, individual)`` in
+        the series' unit, ``confidence``, ``time`` in seconds.
 
     Raises
     ------
     TracksError
         Unreadable file, no PoseEstimation, series on different clocks, mixed 2D/3D or
-        units, unknown keypoints in ``keypoint_map``; also when the ``nwb`` extra is
-        missing.
+        units, an unknown ``camera_view``; also when the ``nwb`` extra is missing.
     """
     path = Path(path)
-    check_options(
-        path,
-        FORMAT,
-        unknown,
-        ("fps", "keypoint_map", "unit", "up_axis", "processing_module", "session"),
-    )
     if not is_hdf5(path):
         raise fail(path, "not an HDF5 file (NWB files are HDF5)")
-    arrays = parse(path, processing_module=processing_module)
+    arrays = parse(path, processing_module=processing_module, camera_view=camera_view)
     file_rate = arrays["rate"] or _estimated_fps(path, arrays["time"])
     rate = resolve_fps(path, SOFTWARE, file_rate, fps)
     return make_tracks_dataset(
         arrays["position"],
         arrays["confidence"],
-        keypoints=rename_keypoints(path, arrays["keypoints"], keypoint_map),
+        keypoints=arrays["keypoints"],
         individuals=arrays["individuals"],
         fps=rate,
         time=arrays["time"],
         space=("x", "y", "z")[: arrays["position"].shape[1]],
         source_software=arrays["source_software"],
         source_file=path,
-        unit=unit if unit is not None else arrays["unit"],
-        up_axis=up_axis,
-        session=session,
+        unit=arrays["unit"],
         extra_attrs={
             "source_format": FORMAT,
             "reference_frame": arrays["reference_frame"],
             "fps_estimated": arrays["rate"] is None,
+            "cameras": arrays["cameras"],
         },
     )

@@ -21,20 +21,12 @@ Attrs: coordinates are image pixels with y pointing down, so ``unit`` is ``"px"`
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from pipeline.tracks.readers._common import (
-    check_options,
-    decode_names,
-    fail,
-    is_hdf5,
-    rename_keypoints,
-    resolve_fps,
-)
+from pipeline.tracks.readers._common import decode_names, fail, is_hdf5, resolve_fps
 from pipeline.tracks.schema import make_tracks_dataset
 
 FORMAT = "sleap"
@@ -169,16 +161,7 @@ def sniff(path: str | Path) -> bool:
         return False
 
 
-def read(
-    path: str | Path,
-    *,
-    fps: float | None = None,
-    keypoint_map: Mapping[str, str] | None = None,
-    unit: str | None = None,
-    up_axis: str | None = None,
-    session: str | None = None,
-    **unknown: object,
-) -> xr.Dataset:
+def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
     """Read a SLEAP analysis HDF5 file.
 
     Parameters
@@ -187,27 +170,21 @@ def read(
         The ``.h5`` file.
     fps : float
         Frames per second (not in the file): required.
-    keypoint_map : mapping, optional
-        Renames of nodes (file name -> new name); every key must be in the file.
-    unit, up_axis : str, optional
-        Default ``"px"`` and ``"-y"`` (image coordinates).
-    session : str, optional
-        Session name recorded in attrs.
 
     Returns
     -------
     xarray.Dataset
-        ``position (time, space=[x, y], keypoint, individual)`` in pixels, one individual
-        per track, ``confidence`` from ``point_scores``, ``time`` in seconds.
+        ``position (time, space=[x, y], keypoint, individual)`` in pixels (up axis
+        ``"-y"``), one individual per track, ``confidence`` from ``point_scores``,
+        ``time`` in seconds.
 
     Raises
     ------
     TracksError
         Not HDF5 or truncated, missing datasets, shapes that disagree with the names,
-        unknown keypoints in ``keypoint_map``, no ``fps``.
+        no ``fps``.
     """
     path = Path(path)
-    check_options(path, FORMAT, unknown, ("fps", "keypoint_map", "unit", "up_axis", "session"))
     if not is_hdf5(path):
         raise fail(path, "not an HDF5 file (a SLEAP analysis file is HDF5)")
     arrays = parse(path)
@@ -215,14 +192,13 @@ def read(
     return make_tracks_dataset(
         arrays["position"],
         arrays["confidence"],
-        keypoints=rename_keypoints(path, arrays["keypoints"], keypoint_map),
+        keypoints=arrays["keypoints"],
         individuals=arrays["individuals"],
         fps=rate,
         space=("x", "y"),
         source_software=SOFTWARE,
         source_file=path,
-        unit=unit if unit is not None else "px",
-        up_axis=up_axis if up_axis is not None else "-y",
-        session=session,
+        unit="px",
+        up_axis="-y",
         extra_attrs={"source_format": FORMAT},
     )

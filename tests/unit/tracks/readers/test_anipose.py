@@ -136,10 +136,10 @@ def test_changing_alignment_matrix_fails(tmp_path: Path, rng) -> None:
 def test_unknown_keypoint_in_the_map_and_missing_fps_fail(tmp_path: Path, rng) -> None:
     df, *_ = anipose_frame(rng)
     path = write(df, tmp_path / "t.csv")
-    renamed = anipose.read(path, fps=30, keypoint_map={"tail_base": "tailbase"})
+    renamed = read_tracks(path, format="anipose", fps=30, keypoint_map={"tail_base": "tailbase"})
     assert list(renamed.keypoint.values) == ["nose", "left_ear", "tailbase"]
     with pytest.raises(TracksError, match=r"\['ear'\] that the file does not have.*'left_ear'"):
-        anipose.read(path, fps=30, keypoint_map={"ear": "left_ear"})
+        read_tracks(path, format="anipose", fps=30, keypoint_map={"ear": "left_ear"})
     with pytest.raises(TracksError, match=r"t\.csv: the frame rate is unknown: Anipose"):
         anipose.read(path)
 

@@ -103,12 +103,12 @@ def test_root_offset_adds_to_the_position_channels_or_is_replaced(tmp_path: Path
     np.testing.assert_allclose(added, [1, 3, 3])  # channels (1, 2, 3) + offset (0, 1, 0)
     replaced = bvh.read(path, translation="replace").position.sel(keypoint="hip").values
     np.testing.assert_allclose(replaced[1, :, 0], [1, 2, 3])
-    with pytest.raises(TracksError, match=r"translation='absolute'; valid choices: 'add'"):
+    with pytest.raises(TracksError, match=r"translation': 'absolute'; valid choices: 'add'"):
         bvh.read(path, translation="absolute")
 
 
 def test_unit_is_unknown_unless_given(tmp_path: Path) -> None:
-    ds = bvh.read(write(tmp_path, bvh_text()), up_axis="y")
+    ds = read_tracks(write(tmp_path, bvh_text()), up_axis="y")
     assert (ds.attrs["unit"], ds.attrs["up_axis"]) == ("unknown", "y")
 
 
@@ -155,10 +155,10 @@ def test_missing_hierarchy_keyword_and_bad_channel_fail(tmp_path: Path) -> None:
 
 def test_unknown_keypoint_in_the_map_fails(tmp_path: Path) -> None:
     path = write(tmp_path, bvh_text())
-    renamed = bvh.read(path, keypoint_map={"knee_end": "ankle"})
+    renamed = read_tracks(path, format="bvh", keypoint_map={"knee_end": "ankle"})
     assert list(renamed.keypoint.values) == ["hip", "knee", "ankle", "spine", "spine_end"]
     with pytest.raises(TracksError, match=r"\['ankle'\] that the file does not have"):
-        bvh.read(path, keypoint_map={"ankle": "foot"})
+        read_tracks(path, format="bvh", keypoint_map={"ankle": "foot"})
 
 
 def test_zero_frame_time_needs_fps(tmp_path: Path) -> None:

@@ -129,7 +129,7 @@ def test_unknown_keypoint_in_the_map_fails(tmp_path: Path, rng) -> None:
     labels, xyz, extra = two_subjects(rng)
     path = tmp_path / "walk.c3d"
     write_c3d(path, labels, xyz, extra=extra)
-    renamed = c3d.read(path, keypoint_map={"LTOE": "left_toe"})
+    renamed = read_tracks(path, format="c3d", keypoint_map={"LTOE": "left_toe"})
     assert list(renamed.keypoint.values) == ["LASI", "RASI", "left_toe"]
     with pytest.raises(TracksError, match=r"\['RTOE'\] that the file does not have"):
-        c3d.read(path, keypoint_map={"RTOE": "right_toe"})
+        read_tracks(path, format="c3d", keypoint_map={"RTOE": "right_toe"})

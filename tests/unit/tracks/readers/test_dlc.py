@@ -99,7 +99,7 @@ def test_dlc_3d_csv_has_xyz_no_confidence_and_unknown_unit(tmp_path: Path, rng) 
     np.testing.assert_array_equal(got, df[("DLC_3D", "elbow", "z")].to_numpy().astype(np.float32))
     assert np.isnan(ds.confidence.values).all()
     assert ds.attrs["unit"] == "unknown" and ds.attrs["up_axis"] is None
-    ds_mm = dlc.read(path, fps=100, unit="mm", up_axis="z")
+    ds_mm = read_tracks(path, fps=100, unit="mm", up_axis="z")
     assert (ds_mm.attrs["unit"], ds_mm.attrs["up_axis"]) == ("mm", "z")
 
 
@@ -211,10 +211,10 @@ def test_non_numeric_cell_fails_naming_line_and_column(tmp_path: Path, rng) -> N
 def test_unknown_keypoint_in_the_map_fails_listing_the_files_keypoints(tmp_path, rng) -> None:
     path = tmp_path / "mouse.csv"
     single_animal_df(rng).to_csv(path)
-    renamed = dlc.read(path, fps=30, keypoint_map={"snout": "nose"})
+    renamed = read_tracks(path, format="dlc", fps=30, keypoint_map={"snout": "nose"})
     assert list(renamed.keypoint.values) == ["nose", "left_ear", "tailbase"]
     with pytest.raises(TracksError, match=r"keypoint map names keypoint\(s\) \['tail'\].*snout"):
-        dlc.read(path, fps=30, keypoint_map={"tail": "tail_base"})
+        read_tracks(path, format="dlc", fps=30, keypoint_map={"tail": "tail_base"})
 
 
 def test_missing_fps_is_an_error_naming_the_file(tmp_path: Path, rng) -> None:
@@ -227,8 +227,9 @@ def test_missing_fps_is_an_error_naming_the_file(tmp_path: Path, rng) -> None:
 def test_unknown_option_lists_the_valid_ones(tmp_path: Path, rng) -> None:
     path = tmp_path / "mouse.csv"
     single_animal_df(rng).to_csv(path)
-    with pytest.raises(TracksError, match=r"no option\(s\) \['units'\]; valid options: fps"):
-        dlc.read(path, fps=30, units="mm")
+    valid = "keypoint_map, session, unit, up_axis"
+    with pytest.raises(TracksError, match=rf"no option 'units'; valid options: {valid}$"):
+        read_tracks(path, fps=30, units="mm")
 
 
 def test_movement_loader_agrees(tmp_path: Path, rng) -> None:

@@ -102,7 +102,7 @@ def test_unknown_keypoint_in_the_map_fails(tmp_path: Path, rng) -> None:
     path = tmp_path / "preds.csv"
     lp_df(rng).to_csv(path)
     with pytest.raises(TracksError, match=r"keypoint map names keypoint\(s\) \['paw'\]"):
-        lightningpose.read(path, fps=30, keypoint_map={"paw": "hand"})
+        read_tracks(path, format="lightningpose", fps=30, keypoint_map={"paw": "hand"})
 
 
 def test_movement_loader_agrees(tmp_path: Path, rng) -> None:

@@ -94,7 +94,7 @@ def test_one_subject_is_read_value_by_value_in_skeleton_order(tmp_path: Path, rn
         ds.position.values[..., 0], data.transpose(1, 2, 0).astype(np.float32)
     )
     np.testing.assert_array_equal(ds.confidence.values[..., 0], conf.T.astype(np.float32))
-    assert (ds.attrs["fps"], ds.attrs["unit"], ds.attrs["up_axis"]) == (30.0, "pixels", None)
+    assert (ds.attrs["fps"], ds.attrs["unit"], ds.attrs["up_axis"]) == (30.0, "px", None)
     assert ds.attrs["source_software"] == "SLEAP" and ds.attrs["source_format"] == "nwb"
     np.testing.assert_allclose(ds.time.values, np.arange(6) / 30)
 
@@ -148,7 +148,7 @@ def test_unknown_keypoint_in_the_map_fails(tmp_path: Path, rng) -> None:
     add_estimate(f, "PoseEstimation", data, conf)
     path = write(f, tmp_path / "s.nwb")
     with pytest.raises(TracksError, match=r"\['snout'\] that the file does not have.*'nose'"):
-        nwb.read(path, keypoint_map={"snout": "nose_tip"})
+        read_tracks(path, format="nwb", keypoint_map={"snout": "nose_tip"})
 
 
 def test_without_pynwb_the_error_names_the_extra(tmp_path: Path, rng, monkeypatch) -> None:

@@ -126,7 +126,7 @@ def test_unknown_keypoint_in_the_map_and_missing_fps_fail(tmp_path: Path, rng) -
     path = tmp_path / "s.h5"
     write_analysis(path, position, scores)
     with pytest.raises(TracksError, match=r"keypoint map names keypoint\(s\) \['wing'\]"):
-        sleap.read(path, fps=30, keypoint_map={"wing": "wing_l"})
+        read_tracks(path, format="sleap", fps=30, keypoint_map={"wing": "wing_l"})
     with pytest.raises(TracksError, match=r"s\.h5: the frame rate is unknown: SLEAP"):
         sleap.read(path)
 

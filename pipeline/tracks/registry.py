@@ -1,11 +1,22 @@
-"""Reader registry: pick a tracks reader by name, file suffix or content sniffing.
+"""Reader registry: pick a tracks reader, check its options, apply the shared ones.
 
 Each reader is a module in :mod:`pipeline.tracks.readers` exposing
 
 - ``FORMAT: str``: the name users pass as ``format=`` (``--format`` on the CLI);
 - ``SUFFIXES: tuple[str, ...]``: lower-case file suffixes it may read (``".nc"``);
 - ``sniff(path) -> bool``: cheap check that the file really is this format;
-- ``read(path, *, fps=None, **options) -> xr.Dataset``: the tracks dataset.
+- ``read(path, *, <explicit options>) -> xarray.Dataset``: the tracks dataset, with the
+  unit and up axis the file records (``"unknown"`` / None when it does not). Every option
+  is a keyword-only parameter with a default; ``fps`` is one for readers whose files may
+  not record the frame rate.
+
+The registry lists a reader's valid options from that signature
+(:func:`reader_options`), refuses any other with a message that lists them, and applies
+the options every format shares (:data:`SHARED_OPTIONS`) once, after reading: ``unit``
+and ``up_axis`` override what the file records, ``session`` names the session and
+``keypoint_map`` renames keypoints (:func:`pipeline.tracks.mapping.rename_keypoints`).
+Units are spelled one way (:func:`pipeline.tracks.units.canonical_unit`) and
+``to_unit=`` converts lengths (:func:`pipeline.tracks.units.convert_length`).
 
 To add a format, write the module and append its dotted name to :data:`READER_MODULES`.
 Modules are imported only when needed, so a reader's optional dependency is imported
@@ -15,7 +26,9 @@ inside its ``read``.
 from __future__ import annotations
 
 import importlib
+import inspect
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,7 +36,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from pipeline.tracks.schema import TracksError, validate_tracks
+from pipeline.tracks.mapping import rename_keypoints
+from pipeline.tracks.schema import UP_AXES, TracksError, validate_tracks
+from pipeline.tracks.units import UNKNOWN, canonical_unit, convert_length
 
 #: Reader modules, in sniffing priority order.
 READER_MODULES: tuple[str, ...] = (
@@ -32,6 +47,7 @@ READER_MODULES: tuple[str, ...] = (
     "pipeline.tracks.readers.lightningpose",
     "pipeline.tracks.readers.dlc",
     "pipeline.tracks.readers.sleap",
+    "pipeline.tracks.readers.slp",
     "pipeline.tracks.readers.anipose",
     "pipeline.tracks.readers.nwb",
     "pipeline.tracks.readers.c3d",
@@ -39,6 +55,8 @@ READER_MODULES: tuple[str, ...] = (
     "pipeline.tracks.readers.csv",
     "pipeline.tracks.readers.kimodo",
 )
+#: Options every reader accepts; the registry applies them after ``read``.
+SHARED_OPTIONS: tuple[str, ...] = ("keypoint_map", "session", "unit", "up_axis")
 
 
 def readers() -> dict[str, ModuleType]:
@@ -50,12 +68,38 @@ def readers() -> dict[str, ModuleType]:
     return out
 
 
+def reader_options(module: ModuleType) -> tuple[str, ...]:
+    """The options a reader's ``read`` takes (its keyword-only parameters but ``fps``)."""
+    parameters = inspect.signature(module.read).parameters.values()
+    return tuple(p.name for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "fps")
+
+
+def valid_options(module: ModuleType) -> tuple[str, ...]:
+    """Every option ``read_tracks`` accepts for ``module``, sorted: its own and the shared."""
+    return tuple(sorted(set(reader_options(module)) | set(SHARED_OPTIONS)))
+
+
+def check_options(path: str | Path, module: ModuleType, options: Mapping[str, Any]) -> None:
+    """Raise if ``options`` holds a name the reader does not take, listing the valid ones."""
+    unknown = sorted(set(options) - set(valid_options(module)))
+    if unknown:
+        raise TracksError(
+            f"{path}: the {module.FORMAT} reader has no option {', '.join(map(repr, unknown))}; "
+            f"valid options: {', '.join(valid_options(module))}"
+        )
+
+
 def _suffixes(path: Path) -> list[str]:
     return [s.lower() for s in path.suffixes[-2:]] + [path.suffix.lower()]
 
 
 def _describe(available: dict[str, ModuleType]) -> str:
     return "; ".join(f"{fmt} ({', '.join(m.SUFFIXES)})" for fmt, m in available.items())
+
+
+def describe_formats() -> str:
+    """``"movement (.nc, .zarr); npz (.npz); ..."``: the formats and their suffixes."""
+    return _describe(readers())
 
 
 def pick_reader(path: str | Path, format: str | None = None) -> ModuleType:
@@ -139,8 +183,61 @@ def with_fps(ds: xr.Dataset, fps: float | None, source: str) -> xr.Dataset:
     return ds
 
 
+def apply_shared_options(
+    ds: xr.Dataset,
+    source: str,
+    *,
+    unit: str | None = None,
+    up_axis: str | None = None,
+    session: str | None = None,
+    keypoint_map: Mapping[str, str] | str | Path | None = None,
+) -> xr.Dataset:
+    """Apply the options every reader shares (see the module docstring).
+
+    ``unit`` replaces the unit the file records (a warning names both when the file
+    records another known unit: the numbers are not converted, see ``to_unit``); the
+    result's unit is always spelled canonically (``"px"``, ``"unknown"``).
+
+    Raises
+    ------
+    TracksError
+        ``up_axis`` is not one of ``x, y, z, -x, -y, -z``; the keypoint map names a
+        keypoint the file lacks or makes two keypoints share a name.
+    """
+    attrs = dict(ds.attrs)
+    own = canonical_unit(attrs.get("unit"))
+    if unit is not None:
+        given = canonical_unit(unit)
+        if own not in (UNKNOWN, given):
+            warnings.warn(
+                f"{source}: the file records unit {own!r}; recording unit={given!r} as given "
+                "(lengths are not converted: use to_unit= / --to-unit to convert)",
+                UserWarning,
+                stacklevel=3,
+            )
+        own = given
+    attrs["unit"] = own
+    if up_axis is not None:
+        if up_axis not in UP_AXES:
+            raise TracksError(
+                f"{source}: option 'up_axis': {up_axis!r} is not one of {', '.join(UP_AXES)}"
+            )
+        attrs["up_axis"] = up_axis
+    if session is not None:
+        attrs["session"] = str(session)
+    ds.attrs = attrs
+    if keypoint_map:
+        ds = rename_keypoints(ds, keypoint_map, source=source)
+    return ds
+
+
 def read_tracks(
-    path: str | Path, format: str | None = None, *, fps: float | None = None, **options: Any
+    path: str | Path,
+    format: str | None = None,
+    *,
+    fps: float | None = None,
+    to_unit: str | None = None,
+    **options: Any,
 ) -> xr.Dataset:
     """Read a tracks file of any registered format into the movement poses schema.
 
@@ -152,8 +249,12 @@ def read_tracks(
         Reader name (see :func:`readers`); default by suffix and content.
     fps : float, optional
         Frames per second; required when the file does not record it.
+    to_unit : str, optional
+        Convert ``position`` to this length unit (``"m"``, ``"mm"``, ...); the file's
+        unit (or ``unit=``) must be a known length unit.
     **options
-        Passed to the reader's ``read``.
+        The reader's own options (:func:`reader_options`) and the shared ones
+        (:data:`SHARED_OPTIONS`: ``unit``, ``up_axis``, ``session``, ``keypoint_map``).
 
     Returns
     -------
@@ -166,12 +267,21 @@ def read_tracks(
     FileNotFoundError
         ``path`` does not exist.
     TracksError
-        Unknown format, malformed content or unknown frame rate.
+        Unknown format or option (the message lists the valid ones), malformed content,
+        unknown frame rate, or a unit that cannot be converted.
     """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such tracks file")
     module = pick_reader(path, format)
-    ds = module.read(path, fps=fps, **options)
+    check_options(path, module, options)
+    shared = {k: options.pop(k) for k in SHARED_OPTIONS if k in options}
+    if "fps" in inspect.signature(module.read).parameters:
+        options["fps"] = fps
+    ds = module.read(path, **options)
     ds = validate_tracks(ds, source=str(path))
-    return with_fps(ds, fps, str(path))
+    ds = apply_shared_options(ds, str(path), **shared)
+    ds = with_fps(ds, fps, str(path))
+    if to_unit is not None:
+        ds = convert_length(ds, to_unit, str(path))
+    return ds
