@@ -11,7 +11,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev,dlc,c3d,nwb,viz,mjcf,urdf,osim,bench,movement]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,dlc,c3d,nwb,sleap,viz,mjcf,urdf,osim,bench,movement]'
 	touch $(STAMP)
 
 demo: $(STAMP)
