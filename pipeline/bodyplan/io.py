@@ -189,7 +189,8 @@ def body_plan_to_dict(plan: BodyPlan) -> dict[str, Any]:
         out["x-name"] = plan.name
     for key, value in (plan.extras or {}).items():
         out[key] = value
-    if plan.unit is not None:  # version 2 has the field; version 1 says it as x-unit
+    if plan.unit is not None and out.get("x-unit") != plan.unit:
+        # version 2 has the field; version 1 says it as x-unit
         out.update({"unit": plan.unit} if "version" in out else {"x-unit": plan.unit})
     out["joints"] = [_joint_to_dict(j) for j in plan.joints]
     return out

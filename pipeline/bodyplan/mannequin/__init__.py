@@ -224,7 +224,13 @@ def mannequin_dict() -> dict[str, Any]:
     ]
     for rows in (_ARM, _LEG):
         joints += _side(rows, "l", mirror=False) + _side(rows, "r", mirror=True)
-    return {"version": 2, "fixed_base": False, "x-name": "mannequin", "joints": joints}
+    return {
+        "version": 2,
+        "fixed_base": False,
+        "x-name": "mannequin",
+        "x-unit": "m",
+        "joints": joints,
+    }
 
 
 def mannequin() -> BodyPlan:

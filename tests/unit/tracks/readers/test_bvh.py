@@ -24,6 +24,7 @@ Frame 2: root turned 90 degrees about Z, spine Xrotation 90 then Yrotation 90 (c
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -166,3 +167,20 @@ def test_zero_frame_time_needs_fps(tmp_path: Path) -> None:
     with pytest.raises(TracksError, match=r"zero\.bvh: the frame rate is unknown"):
         bvh.read(path)
     assert bvh.read(path, fps=60).attrs["fps"] == 60.0
+
+
+@pytest.mark.parametrize(
+    ("printed", "fps"),
+    [("0.008333", 120.0), ("0.0333333", 30.0), ("0.04", 25.0), ("0.01", 100.0), ("0.033367", None)],
+)
+def test_printed_frame_times_of_whole_rates_round(printed: str, fps: float | None) -> None:
+    rate = bvh.frame_rate(float(printed), printed)
+    assert rate == (fps if fps is not None else pytest.approx(1 / 0.033367))
+
+
+def test_a_rounded_frame_time_does_not_conflict_with_the_same_fps(tmp_path: Path) -> None:
+    path = write(tmp_path, bvh_text(frame_time="0.008333"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "the file records 120.005 fps" warning
+        ds = read_tracks(path, fps=120)
+    assert ds.attrs["fps"] == 120.0 and ds.attrs["frame_time"] == 0.008333

@@ -240,3 +240,35 @@ def test_movement_loader_agrees(tmp_path: Path, rng) -> None:
     path = tmp_path / "pair.csv"
     df.to_csv(path)
     assert_same_tracks(dlc.read(path, fps=30), load_poses.from_dlc_file(path, fps=30))
+
+
+def test_tracklet_h5_is_sniffed_and_read_like_pandas(tmp_path: Path, rng) -> None:
+    pytest.importorskip("tables", reason="DeepLabCut .h5 needs PyTables: the 'dlc' extra")
+    df = multi_animal_df(rng, unique=False)
+    path = tmp_path / "videoDLC_resnet50_mouseApr1shuffle1_100000_el.h5"
+    df.to_hdf(path, key="tracks", format="table", mode="w")  # as DeepLabCut writes tracklets
+    assert dlc.sniff(path)
+    ds = read_tracks(path, fps=30)  # no --format
+    assert ds.attrs["source_format"] == "dlc"
+    theirs = pd.read_hdf(path, key="tracks")
+    for ind in ("mouse1", "mouse2"):
+        got = ds.position.sel(individual=ind, keypoint="tailbase", space="y").values
+        np.testing.assert_array_equal(got, expected(theirs, ind, "tailbase", "y"))
+
+
+def test_short_cells_and_empty_ones_read_like_pandas(tmp_path: Path) -> None:
+    # every value at most two characters wide: the empty cells must still become NaN
+    path = tmp_path / "labels.csv"
+    path.write_text(
+        "scorer,,,me,me,me,me\n"
+        "bodyparts,,,nose,nose,tail,tail\n"
+        "coords,,,x,y,x,y\n"
+        "labeled-data,v,img0.png,12,40,,\n"
+        "labeled-data,v,img1.png,,,7,9\n"
+    )
+    ds = read_tracks(path, fps=1)
+    theirs = pd.read_csv(path, header=[0, 1, 2], index_col=[0, 1, 2])
+    for bp in ("nose", "tail"):
+        for axis in ("x", "y"):
+            got = ds.position.sel(keypoint=bp, space=axis).values[:, 0]
+            np.testing.assert_array_equal(got, theirs[("me", bp, axis)].to_numpy(np.float32))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -171,3 +172,75 @@ def test_movement_loader_agrees(tmp_path: Path, rng) -> None:
     path = write(f, tmp_path / "session.nwb")
     theirs = load_poses.from_nwb_file(path)
     assert_same_tracks(nwb.read(path), theirs, individuals=False)
+
+
+def add_multi_camera(nwbfile, data3d, views, *, with_3d=True):
+    """A MultiCameraPoseEstimation: 3D series and one 2D PoseEstimation per camera."""
+    module = nwbfile.create_processing_module(name="behavior", description="pose")
+    skeleton = ndx_pose.Skeleton(
+        name="mouse_skeleton", nodes=list(NODES), edges=np.array([[0, 1]], dtype="uint8")
+    )
+    module.add(ndx_pose.Skeletons(skeletons=[skeleton]))
+
+    def series(data, unit):
+        return [
+            ndx_pose.PoseEstimationSeries(
+                name=kp,
+                data=data[k],
+                confidence=np.ones(data.shape[1]),
+                unit=unit,
+                rate=30.0,
+                reference_frame="world" if data.shape[2] == 3 else "image",
+            )
+            for k, kp in enumerate(NODES)
+        ]
+
+    cameras = []
+    for name, data2d in views.items():
+        device = nwbfile.create_device(name=f"{name}_device")
+        cameras.append(
+            ndx_pose.PoseEstimation(
+                name=name,
+                pose_estimation_series=series(data2d, "pixels"),
+                skeleton=skeleton,
+                device=device,
+            )
+        )
+    module.add(
+        ndx_pose.MultiCameraPoseEstimation(
+            name="MultiCameraPoseEstimation",
+            pose_estimation_series=series(data3d, "mm") if with_3d else None,
+            pose_estimations=cameras,
+            skeleton=skeleton,
+            source_software="anipose",
+        )
+    )
+
+
+def test_nested_multi_camera_estimates_are_found(tmp_path: Path, rng) -> None:
+    data3d = rng.uniform(0, 50, (len(NODES), 5, 3))
+    views = {
+        "cam0": rng.uniform(0, 500, (len(NODES), 5, 2)),
+        "cam1": rng.uniform(0, 500, (len(NODES), 5, 2)),
+    }
+    f = new_file()
+    add_multi_camera(f, data3d, views)
+    path = write(f, tmp_path / "multi.nwb")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "cached namespace" warning
+        ds = read_tracks(path)
+    assert list(ds.space.values) == ["x", "y", "z"] and ds.attrs["unit"] == "mm"
+    np.testing.assert_allclose(ds.position.values[..., 0], data3d.transpose(1, 2, 0))
+    view = read_tracks(path, camera_view="cam1")
+    assert view.attrs["unit"] == "px"
+    np.testing.assert_allclose(view.position.values[..., 0], views["cam1"].transpose(1, 2, 0))
+    with pytest.raises(TracksError, match=r"option 'camera_view': 'cam7' is not a camera view"):
+        read_tracks(path, camera_view="cam7")
+
+
+def test_multi_camera_without_3d_asks_for_a_view(tmp_path: Path, rng) -> None:
+    f = new_file()
+    add_multi_camera(f, None, {"cam0": rng.uniform(0, 500, (len(NODES), 5, 2))}, with_3d=False)
+    path = write(f, tmp_path / "views.nwb")
+    with pytest.raises(TracksError, match=r"has no 3D series; pass camera_view=.*\['cam0'\]"):
+        read_tracks(path)
