@@ -99,7 +99,11 @@ def _play_buttons(durations: dict[float, int]) -> dict:
             "method": "animate",
             "args": [
                 [None],
-                {"frame": {"duration": 0, "redraw": False}, "mode": "immediate"},
+                {
+                    "frame": {"duration": 0, "redraw": False},
+                    "mode": "immediate",
+                    "transition": {"duration": 0},
+                },
             ],
         }
     )
@@ -240,7 +244,11 @@ def viewer_spec(
             "label": f"{float(t[k]):.3g}",
             "args": [
                 [str(int(k))],
-                {"mode": "immediate", "frame": {"duration": 0, "redraw": True}},
+                {
+                    "mode": "immediate",
+                    "frame": {"duration": 0, "redraw": True},
+                    "transition": {"duration": 0},
+                },
             ],
         }
         for k in kept
@@ -292,6 +300,7 @@ def viewer_spec(
                 "yanchor": "top",
                 "currentvalue": {"prefix": "t = ", "suffix": f" {t_unit}", "font": {"size": 12}},
                 "pad": {"t": 30},
+                "transition": {"duration": 0},
                 "name": "frame",
             }
         ],
