@@ -189,7 +189,7 @@ def jobqueue_cluster(config: ClusterConfig) -> Any:
     options = jobqueue_options(config)
     try:
         cluster = base(job_cls=recording_job(base.job_cls, ledger), **options)
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:  # e.g. an interface this machine lacks
         raise ClusterError(f"cannot start the {ledger.scheduler} cluster: {exc}") from exc
     cluster.ledger = ledger
     return cluster

@@ -48,7 +48,7 @@ def long(tmp_path_factory) -> Path:
     return _tracks(tmp_path_factory.mktemp("tracks") / "long.zarr", 3000)
 
 
-def config(folder: Path, **cluster) -> Path:
+def config(folder: Path, chunk_frames: int = 100, **cluster) -> Path:
     """A run config: the mannequin, 100-frame chunks, SLURM jobs of 1 core and 1 GiB."""
     settings = {
         "mode": "slurm",
@@ -61,7 +61,8 @@ def config(folder: Path, **cluster) -> Path:
         **cluster,
     }
     path = folder / "kinefit.yaml"
-    run = {"body_plan": "mannequin", "chunking": {"chunk_frames": 100}, "cluster": settings}
+    run = {"body_plan": "mannequin", "chunking": {"chunk_frames": chunk_frames}}
+    run["cluster"] = settings
     path.write_text(yaml.safe_dump(run))
     return path
 
@@ -264,3 +265,36 @@ def test_workers_option_does_not_switch_a_slurm_config_to_local(slurm_clean, sma
     )
     assert "--set cluster.n_workers=4" in one_error_line(done)
     assert not slurm_clean.jobs()
+
+
+def _task_seconds(folder: Path, chunk_frames: int) -> float:
+    """Seconds one chunk task takes on a SLURM worker here (sizes the walltime test).
+
+    The tasks' own time (``timings.total_s``), never more than their share of the wall
+    time, so a fit sized by it takes at least as long as intended.
+    """
+    tracks = _tracks(folder / "calibrate.zarr", 6 * chunk_frames)
+    cfg = config(folder, chunk_frames, n_workers=1, job_name="kf-calibrate")
+    done = kinefit("fit", tracks, "-o", folder / "calibrate-fit.zarr", "-c", cfg, cwd=folder)
+    assert done.returncode == 0, done.stderr
+    timings = open_fit(folder / "calibrate-fit.zarr").attrs["timings"]
+    return timings["total_s"] / timings["chunks_this_run"]
+
+
+def test_jobs_lost_to_walltime_are_replaced_and_the_fit_finishes(slurm_clean, tmp_path):
+    # SLURM's shortest walltime is one minute: give one 1-core job ~80 s of tasks
+    chunk = 500
+    n_chunks = int(np.clip(np.ceil(80 / _task_seconds(tmp_path, chunk)), 20, 600))
+    tracks = _tracks(tmp_path / "walltime.zarr", chunk * n_chunks)
+    cfg = config(tmp_path, chunk, n_workers=1, walltime="00:01:00", job_name="kf-walltime")
+    done = kinefit("fit", tracks, "-o", tmp_path / "w.zarr", "-c", cfg, cwd=tmp_path, timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert f"{n_chunks} ({n_chunks} fitted now, 0 resumed)" in done.stdout
+    jobs = slurm_clean.run("scontrol", "-o", "show", "job").stdout.splitlines()
+    states = [
+        next(f.split("=", 1)[1] for f in line.split() if f.startswith("JobState="))
+        for line in jobs
+        if "JobName=kf-walltime " in line
+    ]
+    assert "TIMEOUT" in states and len(states) >= 2, states
+    assert not slurm_clean.jobs("kf-walltime")
