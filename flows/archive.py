@@ -38,6 +38,7 @@ from pipeline.cluster import ClusterConfig, dask_client
 from pipeline.config import ArchiveConfig, ChunkingConfig, RunConfig, SolverSettings
 from pipeline.errors import SessionsFailed
 from pipeline.store import DEFAULT_CHUNK_FRAMES
+from pipeline.store.atomic import check_writable
 
 #: Key of the summary artifact (one artifact, a new version per run).
 SUMMARY_ARTIFACT = "kinefit-archive-summary"
@@ -210,6 +211,7 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
     """
     t0 = time.perf_counter()
     outputs = config.outputs
+    check_writable(outputs.root, "the outputs")  # fail now, not after every session
     with dask_client(config.cluster) as client:
         address = None if client is None else client.scheduler.address
         ingested = ingest_archive(

@@ -22,6 +22,7 @@ CameraError       ValueError      a camera calibration that cannot be used
 CalibrationError  ValueError      a subject calibration that cannot be computed
 FitError          RuntimeError    a fit that could not finish
 SessionsFailed    RuntimeError    an archive run in which some sessions failed
+OutputError       OSError         an output folder that cannot be written
 ClusterError      RuntimeError    a cluster that cannot be made or keeps no workers
 SessionLockedError RuntimeError   another live run holds the session's lock
 ServerError       RuntimeError    the local Prefect server did not start or answer
@@ -43,6 +44,7 @@ __all__ = [
     "InspectError",
     "KimodoError",
     "KinefitError",
+    "OutputError",
     "ServerError",
     "SessionLockedError",
     "SessionsFailed",
@@ -174,6 +176,13 @@ class SessionsFailed(FitError):
 
     def __reduce__(self):  # the summary survives pickling (Prefect, Dask)
         return (type(self), (self.summary, str(self)))
+
+
+class OutputError(KinefitError, OSError):
+    """An output folder that cannot be written (read-only, full, no permission).
+
+    Raised before anything is written, naming the folder; what is stored there is unchanged.
+    """
 
 
 class ClusterError(KinefitError, RuntimeError):

@@ -28,6 +28,7 @@ from flows.cli.common import (
     guard,
     load_plan,
     parse_options,
+    q,
     say,
 )
 from flows.cli.config import body_plan_app, config_app
@@ -150,7 +151,7 @@ def ingest(
         write_tracks(ds, out, chunk_frames=chunk, overwrite=overwrite)
         observed = float(ds["position"].notnull().all("space").mean())
         say(
-            f"[green]wrote[/] {out}: {ds.sizes['time']} frames at {ds.attrs['fps']:g} fps, "
+            f"[green]wrote[/] {q(out)}: {ds.sizes['time']} frames at {ds.attrs['fps']:g} fps, "
             f"{ds.sizes['keypoint']} keypoints, {ds.sizes['individual']} individual(s), "
             f"{ds.sizes['space']}-D, {observed:.1%} observed"
         )
@@ -179,7 +180,7 @@ def _summary(report: Any, wall: float) -> Table:
     if report.unmapped_keypoints:
         rows.append(("unmapped keypoints", ", ".join(report.unmapped_keypoints)))
     for key, value in rows:
-        table.add_row(f"[bold]{key}[/]", value)
+        table.add_row(f"[bold]{key}[/]", q(value))
     return table
 
 
@@ -293,7 +294,7 @@ def fit(
                 )
         if report.skipped:
             say(
-                f"[green]up to date:[/] {out} matches its inputs (fingerprint "
+                f"[green]up to date:[/] {q(out)} matches its inputs (fingerprint "
                 f"{report.fingerprint[:12]}); use --force to refit"
             )
             return

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli.common import Verbose, err_console, guard, say
+from flows.cli.common import Verbose, err_console, guard, q, say
 from flows.cli.config import body_plan_app
 
 OutOption = Annotated[Path, typer.Option("--output", "-o", help="Body-plan JSON to write.")]
@@ -72,8 +72,9 @@ def convert(
         save_body_plan(plan, output)
         unit_name = plan_unit(plan) or "unknown"
         say(
-            f"[green]wrote[/] {output}: {chosen} -> {plan.n_joints} joints, {plan.n_dofs} DOFs, "
-            f"{'fixed' if plan.fixed_base else 'free'} base, lengths in {unit_name}"
+            f"[green]wrote[/] {q(output)}: {q(chosen)} -> {plan.n_joints} joints, "
+            f"{plan.n_dofs} DOFs, {'fixed' if plan.fixed_base else 'free'} base, "
+            f"lengths in {q(unit_name)}"
         )
 
 
@@ -109,7 +110,7 @@ def edit(
         if no_limits:
             body = editing.without_limits(body)
         save_body_plan(body, output)
-        say(f"[green]wrote[/] {output}: {body.n_joints} joints, {body.n_dofs} DOFs")
+        say(f"[green]wrote[/] {q(output)}: {body.n_joints} joints, {body.n_dofs} DOFs")
 
 
 @body_plan_app.command("combine")
@@ -129,7 +130,7 @@ def combine(
         prefixes = prefix or [f"{chr(ord('a') + i)}_" for i in range(len(plans))]
         body = editing.combine([load_plan(p) for p in plans], prefixes)
         save_body_plan(body, output)
-        say(f"[green]wrote[/] {output}: {body.n_joints} joints, {body.n_dofs} DOFs")
+        say(f"[green]wrote[/] {q(output)}: {body.n_joints} joints, {body.n_dofs} DOFs")
 
 
 @body_plan_app.command("map")
@@ -162,8 +163,8 @@ def map_keypoints(
             typer.echo(text, nl=False)
         else:
             output.write_text(text, encoding="utf-8")
-            say(f"[green]wrote[/] {output}: {len(proposal.mapping)} of {len(names)} keypoints")
+            say(f"[green]wrote[/] {q(output)}: {len(proposal.mapping)} of {len(names)} keypoints")
         if proposal.unmatched:
-            err_console.print(f"unmatched track keypoints: {', '.join(proposal.unmatched)}")
+            err_console.print(f"unmatched track keypoints: {q(', '.join(proposal.unmatched))}")
         for k, joints in proposal.ambiguous.items():
-            err_console.print(f"ambiguous: {k} -> one of {', '.join(joints)}")
+            err_console.print(f"ambiguous: {q(k)} -> one of {q(', '.join(joints))}")

@@ -112,6 +112,11 @@ def shell_command(name: str) -> str:
     return shlex.quote(str(own))
 
 
+def q(value: object) -> str:
+    """``value`` as text that rich prints as is: user paths and messages keep their [brackets]."""
+    return escape(str(value))
+
+
 def say(text: str) -> None:
     """Print one line of rich markup without highlighting or wrapping."""
     console.print(text, highlight=False, soft_wrap=True)

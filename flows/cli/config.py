@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.tree import Tree
 
-from flows.cli.common import ConfigOption, SetOption, Verbose, console, guard, load_plan, say
+from flows.cli.common import ConfigOption, SetOption, Verbose, console, guard, load_plan, q, say
 
 config_app = typer.Typer(
     rich_markup_mode=None,
@@ -91,7 +91,8 @@ def show_plan(plan: PlanArgument, verbose: Verbose = False) -> None:
         body = load_plan(plan)
         base = "fixed base" if body.fixed_base else "free base (6 root DOFs)"
         console.print(plan_tree(body, f"{Path(plan).name}: {base}"))
-        say(f"{body.n_joints} joints, {body.n_dofs} DOFs")
+        unit = body.unit or 'unknown (say it with "unit" in version 2, "x-unit" in version 1)'
+        say(f"{body.n_joints} joints, {body.n_dofs} DOFs, length unit: {unit}")
 
 
 @body_plan_app.command("validate")
@@ -102,6 +103,6 @@ def validate_plan(plan: PlanArgument, verbose: Verbose = False) -> None:
 
         body = load_plan(plan)
         say(
-            f"[green]valid[/] {plan}: {body.n_joints} joints, {body.n_dofs} DOFs, "
+            f"[green]valid[/] {q(plan)}: {body.n_joints} joints, {body.n_dofs} DOFs, "
             f"{'fixed' if body.fixed_base else 'free'} base, sha256 {body_plan_sha256(body)[:16]}"
         )

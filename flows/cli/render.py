@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.common import Verbose, guard, say
+from flows.cli.common import Verbose, guard, q, say
 
 __all__ = ["render"]
 
@@ -57,6 +57,6 @@ def render(
             what = "3D animation"
         size = done.path.stat().st_size / 1e6
         say(
-            f"[green]wrote[/] {what}: {done.path} ({len(done.frames)} frames at "
+            f"[green]wrote[/] {q(what)}: {q(done.path)} ({len(done.frames)} frames at "
             f"{done.fps:.4g} fps, {size:.1f} MB)"
         )

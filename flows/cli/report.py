@@ -1,8 +1,7 @@
 """``kinefit report``: a self-contained HTML report of one fit store or of a fits folder.
 
-The lead mounts :func:`report` into the main app (``app.command("report")(report)``), or
-the whole :data:`report_app` (``app.add_typer(report_app)``: its one command is
-``report``). Errors print one line and exit with status 1 (``--verbose``: traceback).
+Registered on the main app (:mod:`flows.cli.app`). Errors print one line (the CLI's
+shared guard); an existing report is replaced only with ``--overwrite``.
 """
 
 from __future__ import annotations
@@ -11,17 +10,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from flows.cli.common import Verbose, guard, q, say
 from pipeline.errors import FitStoreError
 
-__all__ = ["report", "report_app"]
-
-report_app = typer.Typer(
-    rich_markup_mode=None, add_completion=False, pretty_exceptions_enable=False
-)
-_out = Console()
-_err = Console(stderr=True)
+__all__ = ["report"]
 
 
 def _is_fit_store(path: Path) -> bool:
@@ -30,7 +23,6 @@ def _is_fit_store(path: Path) -> bool:
     return (path / "zarr.json").is_file() and "fingerprint" in store_attrs(path)
 
 
-@report_app.command("report")
 def report(
     path: Annotated[
         Path, typer.Argument(help="A fit store (FIT.zarr), or a folder of fit stores.")
@@ -49,16 +41,25 @@ def report(
         int,
         typer.Option(min=0, help="Folder reports: sessions given full plots (worst first)."),
     ] = 10,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks.")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing report.")] = False,
+    verbose: Verbose = False,
 ) -> None:
     """Write a self-contained HTML report (summary, plots, provenance, worst frames)."""
-    try:
+    with guard(verbose):
         from pipeline.inspect.report import write_archive_report, write_session_report
 
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such fit store or folder")
-        if _is_fit_store(path):
-            written = write_session_report(path, out, worst=worst)
+        store = _is_fit_store(path)
+        target = out or (
+            path.with_name(f"{path.name.removesuffix('.zarr')}.report.html")
+            if store
+            else path / "report.html"
+        )
+        if target.exists() and not overwrite:
+            raise FileExistsError(f"{target}: already exists; pass --overwrite to replace it")
+        if store:
+            written = write_session_report(path, target, worst=worst)
             what = "session report"
         elif (path / "zarr.json").is_file():
             raise FitStoreError(f"{path}: a zarr store but not a kinefit fit store")
@@ -70,14 +71,7 @@ def report(
                 first = next(iter(problems.values()), "")
                 detail = f" ({len(problems)} unusable: {first})" if problems else ""
                 raise FileNotFoundError(f"{path}: no complete fit stores found{detail}")
-            written = write_archive_report(path, out, worst=worst, detailed=detailed)
+            written = write_archive_report(path, target, worst=worst, detailed=detailed)
             what = f"archive report of {len(stores)} session(s)"
-    except Exception as exc:  # noqa: BLE001 - the CLI reports every failure the same way
-        if verbose:
-            _err.print_exception()
-        _err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from None
-    size = written.stat().st_size / 1e6
-    _out.print(
-        f"[green]wrote[/] {what}: {written} ({size:.1f} MB)", highlight=False, soft_wrap=True
-    )
+        size = written.stat().st_size / 1e6
+        say(f"[green]wrote[/] {what}: {q(written)} ({size:.1f} MB)")

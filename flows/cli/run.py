@@ -24,6 +24,7 @@ from flows.cli.common import (
     cluster_override,
     console,
     guard,
+    q,
     quiet_dask_logs,
     say,
     shell_command,
@@ -52,7 +53,7 @@ def print_summary(summary: Any) -> None:
         ("wall time", f"{summary.seconds:.1f} s"),
     ]
     for key, value in rows:
-        table.add_row(f"[bold]{key}[/]", value)
+        table.add_row(f"[bold]{key}[/]", q(value))
     console.print(table)
     worst = summary.worst()
     if worst:
@@ -67,9 +68,9 @@ def print_summary(summary: Any) -> None:
         console.print(ranked)
     for s in summary.sessions:
         if s.status == "failed":
-            say(f"[red]failed[/] {s.session} ({s.stage}): {s.error}")
+            say(f"[red]failed[/] {q(s.session)} ({q(s.stage)}): {q(s.error)}")
     if summary.report:
-        say(f"report: {summary.report}")
+        say(f"report: {q(summary.report)}")
 
 
 def _quiet_prefect_console() -> None:
@@ -112,7 +113,7 @@ def _run(config: Any, force: bool, verbose: bool = False) -> Any:
             stages[stage] = bars.add_task(stage, total=total)
         bars.update(stages[stage], completed=done, total=total)
 
-    say(f"reprocessing {config.archive.path} (Prefect flow reprocess-archive)")
+    say(f"reprocessing {q(config.archive.path)} (Prefect flow reprocess-archive)")
     with interruptible(), bars, progress_hook(update):  # Ctrl-C/SIGTERM: jobs cancelled
         try:
             return reprocess_archive(config, force=force)
@@ -188,7 +189,7 @@ def demo(
             files = write_demo_archive(
                 out / "archive", mannequin(), np.random.default_rng(2026), n_frames=frames
             )
-        say(f"demo archive: {len(files)} sessions in {out / 'archive'}")
+        say(f"demo archive: {len(files)} sessions in {q(out / 'archive')}")
         overrides = {
             "archive": {"path": str(out / "archive")},
             "outputs": {"root": str(out)},
@@ -209,7 +210,7 @@ def _where(run: Any, summary: Any, out: Path) -> None:
     first = next((s.fit for s in summary.sessions if s.fit), str(fits / "walk_clean.zarr"))
     kinefit, python = shell_command("kinefit"), shell_command("python")
     config = shlex.quote(str(out / "kinefit.yaml"))
-    say(f"\n[bold]results[/] in {escape(str(out))}: tracks/ (inputs), fits/ (one zarr store each)")
+    say(f"\n[bold]results[/] in {q(out)}: tracks/ (inputs), fits/ (one zarr store each)")
     code = f"import xarray as xr; print(xr.open_zarr({str(first)!r}))"
     say(escape(f"  open a fit:   {python} -c {shlex.quote(code)}"))
     say(escape(f"  in Python:    from pipeline.store import open_fit; open_fit({str(first)!r})"))
@@ -246,16 +247,14 @@ def serve(
         env = prepare_prefect_env()
         quiet_dask_logs()
         if not env.get("PREFECT_API_URL"):
-            say(f"starting a local Prefect server (PREFECT_HOME={env['PREFECT_HOME']})")
+            say(f"starting a local Prefect server (PREFECT_HOME={q(env['PREFECT_HOME'])})")
         with prefect_server(env["PREFECT_HOME"], port) as api:
-            say(f"Prefect API: {api}")
-            say(f"Prefect UI:  {api.removesuffix('/api')}  (flow runs, logs, summary artifact)")
+            say(f"Prefect API: {q(api)}")
+            say(f"Prefect UI:  {q(api.removesuffix('/api'))}  (flow runs, logs, summary artifact)")
             deployment = f"reprocess-archive/{run.schedule.deployment}"
             say(
-                escape(
-                    f"serving deployment {deployment} on '{run.schedule.cron}' "
-                    f"({run.schedule.timezone}); Ctrl-C stops"
-                )
+                f"serving deployment {q(deployment)} on '{q(run.schedule.cron)}' "
+                f"({q(run.schedule.timezone)}); Ctrl-C stops"
             )
             trigger = f"{shell_command('prefect')} deployment run {shlex.quote(deployment)}"
             say(escape(f"run it now:  PREFECT_API_URL={api} {trigger}"))

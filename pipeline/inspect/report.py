@@ -34,6 +34,7 @@ from pipeline.inspect.sections import (
 )
 from pipeline.inspect.tables import provenance, summary_table, worst_frames
 from pipeline.inspect.validate import time_unit
+from pipeline.store.atomic import check_writable
 from pipeline.store.fit import open_fit
 
 __all__ = [
@@ -218,6 +219,7 @@ def archive_report_html(
 
 def _write(text: str, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
+    check_writable(out.parent, "the report")
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")

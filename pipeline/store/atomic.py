@@ -24,6 +24,8 @@ from typing import TypeVar
 
 import zarr
 
+from pipeline.errors import OutputError
+
 
 def partial_path(path: str | Path, tag: str = "partial") -> Path:
     """Deterministic temporary name beside ``path``: ``<dir>/.<name>.<tag>``."""
@@ -77,14 +79,36 @@ def publish(tmp: str | Path, final: str | Path) -> Path:
     return final
 
 
+def check_writable(folder: str | Path, what: str) -> Path:
+    """Make sure ``what`` can be written in ``folder`` (created if missing), before any work.
+
+    A probe file is created and removed again. Raises
+    :class:`~pipeline.errors.OutputError` naming the folder, e.g. ``cannot write the report
+    in ro_out: Read-only file system; anything already stored there is unchanged``.
+    """
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".kinefit-probe-{uuid.uuid4().hex[:8]}"
+        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        probe.unlink()
+    except OSError as exc:
+        raise OutputError(
+            f"cannot write {what} in {folder}: {exc.strerror or exc}; anything already "
+            "stored there is unchanged"
+        ) from exc
+    return folder
+
+
 @contextmanager
 def building(final: str | Path) -> Iterator[Path]:
     """Yield a fresh temporary path beside ``final``; publish it when the block succeeds.
 
-    On an exception the temporary store is deleted and ``final`` is left untouched.
+    On an exception the temporary store is deleted and ``final`` is left untouched. A
+    folder that cannot be written fails first, naming it (:func:`check_writable`).
     """
     final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    check_writable(final.parent, final.name)
     tmp = partial_path(final, f"tmp-{uuid.uuid4().hex[:8]}")
     try:
         yield tmp

@@ -12,13 +12,8 @@ import zarr
 
 from pipeline.errors import ConfigError
 from pipeline.store.atomic import building
-from pipeline.tracks.schema import (
-    CONFIDENCE_DIMS,
-    DIMS,
-    PLURAL_DIMS,
-    TracksError,
-    validate_tracks,
-)
+from pipeline.tracks.schema import PLURAL_DIMS, TracksError, validate_tracks
+from pipeline.tracks.multiview import is_multiview, validate_multiview
 
 #: Default frames per zarr chunk of a tracks store.
 DEFAULT_CHUNK_FRAMES = 4096
@@ -42,7 +37,8 @@ def write_tracks(
     Parameters
     ----------
     ds : xarray.Dataset
-        Tracks in the movement poses schema (numpy- or dask-backed).
+        Tracks in the movement poses schema, or multi-view tracks
+        (:mod:`pipeline.tracks.multiview`), numpy- or dask-backed.
     path : str or Path
         Destination ``.zarr`` directory.
     chunk_frames : int
@@ -66,23 +62,22 @@ def write_tracks(
     if chunk_frames < 1:
         raise ConfigError(f"chunk_frames must be >= 1, got {chunk_frames}")
     if path.exists() and not overwrite:
-        raise FileExistsError(f"{path}: already exists; pass overwrite=True (--overwrite) to replace it")
-    ds = validate_tracks(ds, source=str(path))
+        raise FileExistsError(
+            f"{path}: already exists; pass overwrite=True (--overwrite) to replace it"
+        )
+    ds = _validate(ds, str(path))
     ds = ds.copy()
     for name in ds.variables:
         ds[name].encoding = {}
     if any(ds[v].chunks for v in ("position", "confidence")):
-        ds = ds.chunk({"time": chunk_frames, "space": -1, "keypoint": -1, "individual": -1})
+        ds = ds.chunk({d: chunk_frames if d == "time" else -1 for d in ds["position"].dims})
     n = min(chunk_frames, ds.sizes["time"])
     encoding = {
-        "position": {
-            "chunks": (n,) + tuple(ds.sizes[d] for d in DIMS[1:]),
+        name: {
+            "chunks": (n,) + tuple(ds.sizes[d] for d in ds[name].dims[1:]),
             "compressors": COMPRESSORS,
-        },
-        "confidence": {
-            "chunks": (n,) + tuple(ds.sizes[d] for d in CONFIDENCE_DIMS[1:]),
-            "compressors": COMPRESSORS,
-        },
+        }
+        for name in ("position", "confidence")
     }
     with building(path) as tmp:
         ds.to_zarr(tmp, mode="w", consolidated=False, zarr_format=3, encoding=encoding)
@@ -122,7 +117,12 @@ def open_tracks(path: str | Path) -> xr.Dataset:
         ds = xr.open_zarr(path, consolidated=False)
     except Exception as exc:
         raise TracksError(f"{path}: not a readable zarr store ({exc})") from exc
-    return validate_tracks(ds, source=str(path))
+    return _validate(ds, str(path))
+
+
+def _validate(ds: xr.Dataset, source: str) -> xr.Dataset:
+    """The tracks contract, or the multi-view one for a dataset with a ``view`` dim."""
+    return validate_multiview(ds, source) if is_multiview(ds) else validate_tracks(ds, source)
 
 
 def read_frames(

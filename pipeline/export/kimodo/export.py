@@ -195,7 +195,9 @@ def _fit_pose(fit, plan, config: ExportConfig, where: str):
 def _write(paths: dict[Path, str], overwrite: bool) -> None:
     existing = [str(p) for p in paths if p.exists()]
     if existing and not overwrite:
-        raise FileExistsError(f"{', '.join(existing)}: already exists; pass overwrite=True (--overwrite) to replace them")
+        raise FileExistsError(
+            f"{', '.join(existing)}: already exist; pass --overwrite (overwrite=True) to replace"
+        )
     temps = {}
     for path in paths:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -261,7 +263,9 @@ def export_kimodo(
         raise KimodoError(f"{out}: the constraints file and meta.json must differ")
     if not overwrite and (out.exists() or meta_path.exists()):
         existing = [str(p) for p in (out, meta_path) if p.exists()]
-        raise FileExistsError(f"{', '.join(existing)}: already exists; pass overwrite=True (--overwrite) to replace them")
+        raise FileExistsError(
+            f"{', '.join(existing)}: already exist; pass --overwrite (overwrite=True) to replace"
+        )
     sk = skeleton if isinstance(skeleton, KimodoSkeleton) else None
     sk = sk or load_kimodo_skeleton(skeleton_file, str(skeleton))
     fit = open_fit(fit_path)

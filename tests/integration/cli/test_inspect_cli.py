@@ -1,31 +1,15 @@
-"""`kinefit report`, mounted into a throwaway typer app as the lead mounts it."""
+"""`kinefit report`, through the real CLI app."""
 
 import pytest
-import typer
 import zarr
 from typer.testing import CliRunner
 
-from flows.cli.report import report, report_app
+from flows.cli import app as kinefit_app
 
 
-def make_app(style: str) -> typer.Typer:
-    app = typer.Typer()
-    if style == "add_typer":
-        app.add_typer(report_app)
-    else:
-        app.command("report")(report)
-
-    @app.command()
-    def other() -> None:  # a second command keeps `report` a subcommand
-        """Placeholder."""
-
-    return app
-
-
-@pytest.fixture(scope="module", params=["add_typer", "command"])
-def app(request):
-    """Both ways the lead may mount the command (cheap tests run under each)."""
-    return make_app(request.param)
+@pytest.fixture(scope="module")
+def app():
+    return kinefit_app
 
 
 def run(app, *args):
@@ -34,7 +18,7 @@ def run(app, *args):
 
 def test_report_of_one_fit_store(archive_copy):
     fits = archive_copy / "fits"
-    result = run(make_app("command"), fits / "lab_b" / "hop.zarr")
+    result = run(kinefit_app, fits / "lab_b" / "hop.zarr")
     assert result.exit_code == 0, result.output
     out = fits / "lab_b" / "hop.report.html"
     assert out.is_file() and "wrote session report" in result.output
@@ -43,7 +27,7 @@ def test_report_of_one_fit_store(archive_copy):
 
 def test_report_of_a_fits_folder_with_out(fits_root, tmp_path):
     out = tmp_path / "site" / "index.html"
-    result = run(make_app("add_typer"), fits_root, "--out", out, "--detailed", 0, "--worst", 3)
+    result = run(kinefit_app, fits_root, "--out", out, "--detailed", 0, "--worst", 3)
     assert result.exit_code == 0, result.output
     assert "archive report of 2 session(s)" in result.output
     text = out.read_text()
