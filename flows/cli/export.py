@@ -2,9 +2,10 @@
 
 ``csv``, ``bvh``, ``trc``, ``mot``, ``nwb``, ``qpos``, ``movement`` run the exporters of
 :data:`pipeline.export.registry.EXPORTERS` (each command is a thin shell around
-:func:`pipeline.export.registry.export`); ``kimodo`` has its own options
-(:mod:`flows.cli.kimodo`). Every command writes beside the fit store unless ``-o`` says
-where, refuses to replace files without ``--overwrite``, and prints what it wrote.
+:func:`pipeline.export.registry.export`, imported when the command runs so that
+``--help`` stays fast); ``kimodo`` has its own options (:mod:`flows.cli.kimodo`). Every
+command writes beside the fit store unless ``-o`` says where, refuses to replace files
+without ``--overwrite``, and prints what it wrote.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli.common import Verbose, guard, say
+from flows.cli.common import Verbose, guard, q, say
 from flows.cli.kimodo import kimodo
-from pipeline.export.registry import EXPORTERS, export
 
 export_app = typer.Typer(
     rich_markup_mode=None,
@@ -25,7 +25,7 @@ export_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-export_app.command("kimodo", help=EXPORTERS["kimodo"].summary)(kimodo)
+export_app.command("kimodo")(kimodo)
 
 Fit = Annotated[Path, typer.Argument(help="Fit zarr store (from kinefit fit).")]
 Out = Annotated[
@@ -44,9 +44,11 @@ Angles = Annotated[
 
 def _run(name: str, fit: Path, out: Path | None, overwrite: bool, verbose: bool, **options: Any):
     with guard(verbose):
+        from pipeline.export.registry import export  # noqa: PLC0415 - `--help` stays fast
+
         result = export(name, fit, out, overwrite=overwrite, **options)
         for path in result.files:
-            say(f"[green]wrote[/] {path} ({path.stat().st_size / 1e3:,.0f} kB)")
+            say(f"[green]wrote[/] {q(path)} ({path.stat().st_size / 1e3:,.0f} kB)")
 
 
 @export_app.command("csv")
