@@ -10,7 +10,6 @@ status 1; ``--verbose`` shows the traceback. Nothing heavy is imported at the to
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -270,16 +269,20 @@ def fit(
             transient=False,
         )
         bar = progress.add_task("chunks", total=None)
-        update: Callable[[int, int], None] = lambda done, total: progress.update(  # noqa: E731
-            bar, completed=done, total=total
-        )
+
+        def update(done: int, total: int) -> None:
+            """Show the bar once there is work (a current fit never shows an empty one)."""
+            if not progress.live.is_started:
+                progress.start()
+            progress.update(bar, completed=done, total=total)
+
         t0 = time.perf_counter()
         overlap = run.chunking.overlap_frames if overlap_frames is None else overlap_frames
         chunks = run.chunking.chunk_frames if chunk_frames is None else chunk_frames
         with interruptible(), ExitStack() as stack:
             with console.status("starting the cluster") as spinner:
                 client = stack.enter_context(dask_client(run.cluster, spinner.update))
-            with progress:
+            try:
                 report = fit_session(
                     tracks,
                     plan,
@@ -292,6 +295,8 @@ def fit(
                     keypoint_map=keypoint_map or run.keypoint_map,
                     progress=update,
                 )
+            finally:
+                progress.stop()
         if report.skipped:
             say(
                 f"[green]up to date:[/] {q(out)} matches its inputs (fingerprint "

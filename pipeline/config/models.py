@@ -39,12 +39,8 @@ from pydantic import model_validator as _model_validator
 from pipeline.cluster import ClusterConfig
 from pipeline.config.cron import check_cron
 from pipeline.config.files import (
-    cluster_presets,
-    config_dir,
-    default_config_path,
     load_preset,
 )
-from pipeline.errors import ConfigError
 from pipeline.export.registry import AUTOMATIC_EXPORTS
 from pipeline.solve import SolverConfig
 from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES
@@ -53,14 +49,10 @@ from pipeline.store.tracks import DEFAULT_CHUNK_FRAMES
 __all__ = [
     "ArchiveConfig",
     "ChunkingConfig",
-    "ConfigError",
     "OutputsConfig",
     "RunConfig",
     "ScheduleConfig",
     "SolverSettings",
-    "cluster_presets",
-    "config_dir",
-    "default_config_path",
 ]
 
 
