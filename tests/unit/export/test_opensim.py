@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import opensim as osim
 import pytest
@@ -105,3 +107,43 @@ def test_mot_of_a_plan_not_from_opensim_is_refused(fits_root, tmp_path):
     with pytest.raises(ExportError, match=r"walk.zarr: mot export: the fitted plan was not "):
         export("mot", fits_root / "walk.zarr", tmp_path / "w.mot")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.slow
+def test_mot_of_a_full_body_model_puts_exactly_mapped_markers_in_place(tmp_path_factory):
+    path = SHARED / "data" / "models" / "osim" / "Rajagopal2016.osim"
+    osim.Logger.setLevelString("error")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the knees' spline couplings are frozen, with a warning
+        plan = load_body_plan(path)
+    store = fit_model(plan, tmp_path_factory.mktemp("rajagopal"), "rajagopal", n_frames=20)
+    mot = export("mot", store, store.with_suffix(".mot")).files[0]
+    fit = open_fit(store)
+    fitted = forward_kinematics(plan, fit["dof_value"].isel(individual=0).values)
+    inexact = {a["child"] for a in plan.extras["x-source"]["approximations"]}
+
+    def exact(joint: int) -> bool:
+        while joint >= 0:
+            if plan.joint_names[joint] in inexact:
+                return False
+            joint = int(plan.parent_indices[joint])
+        return True
+
+    model = osim.Model(str(path))
+    state = model.initSystem()
+    storage = osim.Storage(str(mot))
+    model.getSimbodyEngine().convertDegreesToRadians(storage)
+    labels = storage.getColumnLabels()
+    names = [labels.get(i) for i in range(1, labels.getSize())]
+    markers = [m for m in model.getMarkerSet() if exact(plan.joint_index(m.getName()))]
+    assert 20 < len(markers) < model.getMarkerSet().getSize()
+    worst = 0.0
+    for f in range(storage.getSize()):
+        row = storage.getStateVector(f).getData()
+        for k, name in enumerate(names):
+            model.getCoordinateSet().get(name).setValue(state, row.get(k), False)
+        model.realizePosition(state)
+        for marker in markers:
+            got = _vec3(marker.getLocationInGround(state))
+            worst = max(worst, np.abs(got - fitted[f, plan.joint_index(marker.getName())]).max())
+    assert worst < 1e-6
