@@ -1,6 +1,10 @@
-"""Keypoint tracks: the movement poses schema, readers, and the keypoint-to-joint map."""
+"""Keypoint tracks: the movement poses schema, readers, and the keypoint-to-joint map.
 
-from pipeline.tracks.registry import READER_MODULES, read_tracks, readers
+The registry's ``readers()`` is imported from :mod:`pipeline.tracks.registry`: here the
+name ``readers`` is the package of reader modules (:mod:`pipeline.tracks.readers`).
+"""
+
+from pipeline.tracks.registry import READER_MODULES, read_tracks
 from pipeline.tracks.schema import TracksError, make_tracks_dataset, validate_tracks
 
 __all__ = [
@@ -8,6 +12,5 @@ __all__ = [
     "TracksError",
     "make_tracks_dataset",
     "read_tracks",
-    "readers",
     "validate_tracks",
 ]

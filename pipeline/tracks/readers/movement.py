@@ -6,9 +6,12 @@ Older movement files with plural dim names (``keypoints``, ``individuals``) are 
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import xarray as xr
+
+from pipeline.tracks.readers._common import is_hdf5
 
 FORMAT = "movement"
 SUFFIXES: tuple[str, ...] = (".nc", ".nc4", ".netcdf", ".zarr")
@@ -17,6 +20,10 @@ SUFFIXES: tuple[str, ...] = (".nc", ".nc4", ".netcdf", ".zarr")
 def _open(path: Path) -> xr.Dataset:
     if path.is_dir():
         return xr.open_zarr(path, consolidated=False)
+    # netCDF4 files are HDF5: h5netcdf (pure h5py) reads them without importing the
+    # netCDF4 library, whose wheels can warn about the numpy they were built against
+    if is_hdf5(path) and importlib.util.find_spec("h5netcdf") is not None:
+        return xr.open_dataset(path, engine="h5netcdf")
     return xr.open_dataset(path)
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pipeline.tracks import TracksError, read_tracks, readers
-from pipeline.tracks.registry import SHARED_OPTIONS, reader_options, valid_options
+from pipeline.tracks import TracksError, read_tracks
+from pipeline.tracks.registry import SHARED_OPTIONS, reader_options, readers, valid_options
 
 CSV = "frame,keypoint,x,y,z\n0,hip,1.0,2.0,3.0\n0,knee,1.5,1.0,3.0\n1,hip,1.1,2.0,3.0\n"
 
