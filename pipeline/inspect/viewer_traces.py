@@ -101,8 +101,8 @@ def frame_traces(
         masks = {"missing": frames.missing[f], "large": frames.large[f]}
         masks["limit"] = frames.at_limit[f]
         for kind in kinds:
-            if kind == "observed":
-                data.append({"type": "scatter3d", "text": names, **_xyz(frames.observed[f])})
+            if kind == "observed":  # its text (the keypoint names) is the base trace's
+                data.append({"type": "scatter3d", **_xyz(frames.observed[f])})
                 continue
             where = np.flatnonzero(masks[kind])
             points = fitted[where]
@@ -113,6 +113,8 @@ def frame_traces(
         per_frame.append(data)
     for trace, data in zip(base, per_frame[0] if per_frame else [], strict=False):
         trace.update({k: v for k, v in data.items() if k != "type"})
+        if trace["meta"]["kinefit"] == "observed":
+            trace["text"] = list(names)
     return base, per_frame
 
 
@@ -147,7 +149,7 @@ def error_traces(
                 {
                     "type": "scatter",
                     "mode": "lines",
-                    "x": typed(bt, "f8"),
+                    "x": typed(bt),
                     "y": typed(values[:, i]),
                     "xaxis": "x2",
                     "yaxis": "y2",
@@ -202,7 +204,7 @@ def angle_traces(
                     traces.append(
                         {
                             "type": "scatter",
-                            "x": typed(np.r_[t, t[::-1]], "f8"),
+                            "x": typed(np.r_[t, t[::-1]]),
                             "y": typed(np.r_[hi, lo[::-1]]),
                             "fill": "toself",
                             "fillcolor": tint,
@@ -219,7 +221,7 @@ def angle_traces(
                     {
                         "type": "scatter",
                         "mode": "lines",
-                        "x": typed(t, "f8"),
+                        "x": typed(t),
                         "y": typed(y),
                         "name": label + f" ({angles.units[a]})",
                         "line": {"color": tint, "width": 1.5, "dash": _DASHES[i % len(_DASHES)]},
@@ -235,7 +237,7 @@ def angle_traces(
                         {
                             "type": "scatter",
                             "mode": "markers",
-                            "x": typed(t[hit], "f8"),
+                            "x": typed(t[hit]),
                             "y": typed(y[hit]),
                             "marker": {"symbol": "line-ns-open", "color": "#d62728", "size": 8},
                             "name": "held at a limit",
