@@ -84,7 +84,7 @@ def check_options(path: str | Path, module: ModuleType, options: Mapping[str, An
     unknown = sorted(set(options) - set(valid_options(module)))
     if unknown:
         raise TracksError(
-            f"{path}: the {module.FORMAT} reader has no option {', '.join(map(repr, unknown))}; "
+            f"{path}: the {module.FORMAT} reader has no option(s) {unknown}; "
             f"valid options: {', '.join(valid_options(module))}"
         )
 

@@ -46,7 +46,7 @@ def test_unknown_option_lists_the_readers_own_and_the_shared_ones(tmp_path):
     valid = "individual, keypoint_map, session, undo_alignment, unit, up_axis"
     with pytest.raises(
         TracksError,
-        match=rf"pose.csv: the anipose reader has no option 'units'; "
+        match=rf"pose.csv: the anipose reader has no option\(s\) \['units'\]; "
         rf"valid options: {valid}$",
     ):
         read_tracks(path, fps=30, units="mm")

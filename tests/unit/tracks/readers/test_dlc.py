@@ -228,7 +228,7 @@ def test_unknown_option_lists_the_valid_ones(tmp_path: Path, rng) -> None:
     path = tmp_path / "mouse.csv"
     single_animal_df(rng).to_csv(path)
     valid = "keypoint_map, session, unit, up_axis"
-    with pytest.raises(TracksError, match=rf"no option 'units'; valid options: {valid}$"):
+    with pytest.raises(TracksError, match=rf"no option\(s\) \['units'\]; valid options: {valid}$"):
         read_tracks(path, fps=30, units="mm")
 
 
