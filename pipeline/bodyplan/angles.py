@@ -25,11 +25,11 @@ lengths, not angles, and are never reported.
 Values come from the fit's canonical pose (DESIGN.md): DOF-based angles are the
 ``dof_value`` coordinates themselves (continuous by construction, never re-wrapped), and
 Euler angles are decomposed from each joint's rotation relative to its rest frame
-(``joint_rotation``, recomputed here in float64 from ``dof_value``) and then **unwrapped
-over time** (2 pi jumps between consecutive fitted frames removed, NaN frames skipped).
-They are computed when asked (:func:`joint_angles`), not stored in the fit store: an
-unwrap needs the whole session (the store is written chunk by chunk on different
-workers), and a changed convention then needs no refit.
+(``joint_rotation``, recomputed in float64 from ``dof_value`` by :func:`local_rotation`)
+and then **unwrapped over time** (2 pi jumps between consecutive fitted frames removed,
+NaN frames skipped). They are computed when asked (:func:`joint_angles`), not stored in
+the fit store: an unwrap needs the whole session (the store is written chunk by chunk on
+different workers), and a changed convention then needs no refit.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from scipy.spatial.transform import Rotation
 from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.model import AngleSpec, BodyPlan, Dof
 from pipeline.bodyplan.validate import Where, as_list, as_object, as_str, check_keys, choices
-from pipeline.kinematics.forward import joint_rotations_local
+from pipeline.kinematics.rotations import axis_angle_matrix, expmap
 
 __all__ = [
     "ANGLE_KEYS",
@@ -57,6 +57,7 @@ __all__ = [
     "angle_values",
     "euler_angles",
     "joint_angles",
+    "local_rotation",
     "parse_angles",
     "unwrap",
 ]
@@ -304,22 +305,63 @@ def angle_values(
     entries = angle_entries(plan) if entries is None else entries
     q = np.asarray(dof_values, dtype=np.float64)
     out = np.full(q.shape[:-1] + (len(entries),), np.nan)
-    euler = [e for e in entries if e.source == "euler"]
-    quats = joint_rotations_local(plan, np.nan_to_num(q)) if euler else None
-    if quats is not None:
-        quats[~np.isfinite(q).all(axis=-1)] = np.nan
+    bad = ~np.isfinite(q).all(axis=-1)
     decomposed: dict[int, np.ndarray] = {}
     for k, entry in enumerate(entries):
         if entry.source == "dof":
             out[..., k] = entry.sign * q[..., entry.index]
             continue
         if entry.joint not in decomposed:
-            assert quats is not None and entry.sequence is not None
-            decomposed[entry.joint] = unwrap(
-                euler_angles(quats[..., entry.joint, :], entry.sequence)
-            )
+            assert entry.sequence is not None
+            rot = local_rotation(plan, np.nan_to_num(q), entry.joint)
+            angles = _euler_of_matrices(rot, entry.sequence)
+            angles[bad] = np.nan
+            decomposed[entry.joint] = unwrap(angles)
         out[..., k] = entry.sign * decomposed[entry.joint][..., entry.index]
     return out
+
+
+def local_rotation(plan: BodyPlan, dof_values: np.ndarray, joint: int) -> np.ndarray:
+    """One joint's rotation relative to its rest frame: the product of its DOF rotations.
+
+    The same rotation as :func:`pipeline.kinematics.joint_rotations_local` (the fit's
+    ``joint_rotation``), for one joint only: hinges about their axes, a ball's swing as
+    ``exp(swing_y * b1 + swing_z * b2)``, slides not rotating.
+
+    Parameters
+    ----------
+    plan : BodyPlan
+    dof_values : (..., n_dofs) array
+    joint : int
+
+    Returns
+    -------
+    (..., 3, 3) array
+    """
+    q = np.asarray(dof_values, dtype=np.float64)
+    first = int(np.searchsorted(plan.dof_joint, joint))
+    dofs = plan.joints[joint].dofs
+    rot = np.broadcast_to(np.eye(3), q.shape[:-1] + (3, 3))
+    i = 0
+    while i < len(dofs):
+        dof, col = dofs[i], first + i
+        if dof.type == "hinge":
+            axis = np.broadcast_to(np.asarray(dof.axis), q.shape[:-1] + (3,))
+            rot = rot @ axis_angle_matrix(axis, q[..., col])
+        elif dof.type == "swing":
+            b1, b2 = np.asarray(dof.axis), np.asarray(dofs[i + 1].axis)
+            rot = rot @ expmap(q[..., col, None] * b1 + q[..., col + 1, None] * b2)
+            i += 1
+        i += 1
+    return rot
+
+
+def _euler_of_matrices(rot: np.ndarray, sequence: str) -> np.ndarray:
+    flat = rot.reshape(-1, 3, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # gimbal lock: still a valid answer
+        angles = Rotation.from_matrix(flat).as_euler(sequence.upper())
+    return angles.reshape(rot.shape[:-2] + (3,))
 
 
 Unit = Literal["deg", "rad"]

@@ -7,7 +7,7 @@ marker-name row (``Frame#``, ``Time``, one name per marker over three columns), 
 ``X1 Y1 Z1 ...`` row, a blank line, then one row per frame (frame numbers from 1, time in
 seconds). Markers are the fitted keypoints (named after the plan's joints) and, with
 ``keypoints="both"`` (default) or ``"observed"``, the tracked keypoints the fit used,
-named ``<joint>_observed`` (read from the fit's tracks store; empty where not tracked).
+named ``<joint>_observed`` (read from the fit's tracks store; ``NaN`` where not tracked).
 One file per individual.
 
 ``.mot`` (OpenSim ``Storage``, version 1, ``inDegrees=yes``): ``time`` then one column
@@ -21,6 +21,7 @@ OpenSim have no coordinates to write and are refused.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Literal
 
@@ -44,10 +45,6 @@ __all__ = ["mot_outputs", "observed_keypoints", "trc_outputs"]
 Keypoints = Literal["fitted", "observed", "both"]
 
 
-def _fmt(v: float) -> str:
-    return "" if not np.isfinite(v) else f"{v:.10g}"
-
-
 def trc_text(
     name: str, fps: float, unit: str, time: np.ndarray, markers: list[str], xyz: np.ndarray
 ) -> str:
@@ -62,10 +59,11 @@ def trc_text(
         "\t\t" + "\t".join(f"X{k}\tY{k}\tZ{k}" for k in range(1, n_markers + 1)),
         "",
     ]
-    flat = xyz.reshape(n_frames, -1)
-    for f in range(n_frames):
-        lines.append(f"{f + 1}\t{time[f]:.10g}\t" + "\t".join(_fmt(v) for v in flat[f]))
-    return "\n".join(lines) + "\n"
+    table = np.column_stack([np.arange(1, n_frames + 1), time, xyz.reshape(n_frames, -1)])
+    body = io.StringIO()
+    np.savetxt(body, table, fmt=["%d"] + ["%.10g"] * (table.shape[1] - 1), delimiter="\t")
+    # a marker missing in a frame is NaN (empty fields at the end of a row lose columns)
+    return "\n".join(lines) + "\n" + body.getvalue().replace("nan", "NaN")
 
 
 def _seconds(fit: xr.Dataset, fps: float) -> np.ndarray:

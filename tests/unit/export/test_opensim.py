@@ -14,6 +14,7 @@ from pipeline.export import export
 from pipeline.export.common import fit_plan
 from pipeline.kinematics import forward_kinematics
 from pipeline.store.fit import open_fit
+from pipeline.store.tracks import open_tracks
 from tests.fixtures.export_fits import fit_model
 from tests.fixtures.shared_data import SHARED
 
@@ -62,6 +63,17 @@ def test_trc_of_fitted_keypoints_only(walk, fits_root, tmp_path):
     assert [f.name for f in files] == ["w.individual_0.trc", "w.individual_1.trc"]
     table = osim.TimeSeriesTableVec3(str(files[1]))
     assert table.getNumColumns() == walk.sizes["keypoint"]
+    # observed keypoints dropped out of the tracks are NaN
+    both = export("trc", fits_root / "walk.zarr", tmp_path / "b.trc", individual="individual_0")
+    table = osim.TimeSeriesTableVec3(str(both.files[0]))
+    tracks = open_tracks(walk.attrs["tracks_store"])["position"].sel(individual="individual_0")
+    missing = np.isnan(tracks).any("space").sum("time")
+    name = str(missing["keypoint"].values[int(missing.argmax())])
+    assert int(missing.max()) > 0
+    column = table.getDependentColumn(f"{name}_observed")
+    got = np.array([_vec3(column[i]) for i in range(table.getNumRows())])
+    want = tracks.sel(keypoint=name).transpose("time", "space").values
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
 
 
 def test_mot_reads_back_in_opensim_storage(arm_fit, tmp_path):
