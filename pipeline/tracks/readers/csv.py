@@ -74,6 +74,19 @@ def _check_span(path: Path, n_frames: int, present: int, first: int) -> None:
         )
 
 
+def _numbers(path: Path, table: pd.DataFrame, column: str) -> np.ndarray:
+    """A column as float64 (empty = NaN); a cell that is not a number names its line."""
+    values = pd.to_numeric(table[column], errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(np.isnan(values) & table[column].notna().to_numpy())
+    if bad.size:
+        row = int(bad[0])
+        raise TracksError(
+            f"{path}: line {row + 2}, column {column!r}: {table[column].iloc[row]!r} is not a "
+            "number"
+        )
+    return values
+
+
 def sniff(path: str | Path) -> bool:
     """Return True if the header names ``keypoint``, ``x``, ``y`` and ``frame`` or ``time``."""
     path = Path(path)
@@ -128,7 +141,7 @@ def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
         _check_span(path, n_frames, np.unique(frame).size, first)
         time = None if fps is None else (first + np.arange(n_frames)) / float(fps)
     else:
-        stamps = table["time"].to_numpy(dtype=np.float64)
+        stamps = _numbers(path, table, "time")
         time, rows = np.unique(stamps, return_inverse=True)
         n_frames = time.size
     kp = pd.Index(keypoints).get_indexer(table["keypoint"].astype(str))
@@ -139,11 +152,11 @@ def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
     shape = (n_frames, len(keypoints), len(individuals))
     position = np.full((n_frames, len(space), len(keypoints), len(individuals)), np.nan)
     for i, axis in enumerate(space):
-        position[rows, i, kp, ind] = table[axis].to_numpy(dtype=np.float64)
+        position[rows, i, kp, ind] = _numbers(path, table, axis)
     confidence = None
     if "confidence" in table.columns:
         confidence = np.full(shape, np.nan)
-        confidence[rows, kp, ind] = table["confidence"].to_numpy(dtype=np.float64)
+        confidence[rows, kp, ind] = _numbers(path, table, "confidence")
     return make_tracks_dataset(
         position,
         confidence,
