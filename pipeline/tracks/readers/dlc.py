@@ -16,9 +16,10 @@ some individuals have (DLC's "unique bodyparts", individual ``single``) are NaN 
 others. The ``.h5`` file is the same table stored by pandas (key ``df_with_missing``) and
 needs PyTables: the optional extra ``dlc``.
 
-Attrs: ``unit`` is ``"px"`` for 2D and ``"unknown"`` for 3D (the ``unit`` option says); ``up_axis``
-is ``"-y"`` for 2D (image rows grow downwards) and None (unknown) for 3D (pass
-``up_axis=``). DeepLabCut files do not record the frame rate: ``fps=`` is required.
+Attrs: ``unit`` is ``"px"`` for 2D and ``"unknown"`` for 3D, ``up_axis`` ``"-y"`` for 2D
+(image rows grow downwards) and None (unknown) for 3D; the registry's ``unit`` and
+``up_axis`` options say them for 3D files. DeepLabCut files do not record the frame rate:
+``fps=`` is required.
 """
 
 from __future__ import annotations

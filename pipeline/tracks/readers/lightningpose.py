@@ -7,7 +7,7 @@ labeled frames add a ``set`` column (train/validation/test) that is skipped. Sni
 tells it from DeepLabCut by that scorer or column; ``format="lightningpose"`` forces it.
 
 Attrs: ``unit`` ``"px"`` and ``up_axis`` ``"-y"`` (image coordinates, rows grow
-downwards) unless given. The files do not record the frame rate: ``fps=`` is required.
+downwards). The files do not record the frame rate: ``fps=`` is required.
 """
 
 from __future__ import annotations

@@ -14,8 +14,13 @@ Datasets read (h5py; names are byte or variable-length strings):
   one untracked individual).
 
 Attrs: coordinates are image pixels with y pointing down, so ``unit`` is ``"px"`` and
-``up_axis`` ``"-y"`` unless given. The file has no frame rate (only ``video_path``):
-``fps=`` is required.
+``up_axis`` ``"-y"``. The file has no frame rate (only ``video_path``): ``fps=`` is
+required.
+
+Why h5py and not sleap-io (which reads ``.slp`` files, :mod:`.slp`): sleap-io 0.9's
+``load_analysis_h5`` agrees on the analysis files it reads, but fails on files without
+``point_scores`` (SLEAP's own docs example ``predictions.analysis.h5``), and these files
+need only h5py, a core dependency.
 """
 
 from __future__ import annotations
