@@ -87,10 +87,11 @@ def _kinefit(plan, settings: GaussNewtonSettings, dtype: np.dtype):
     except ImportError as exc:
         print(f"kinefit's solver is not importable ({exc}): measuring the peer alone\n")
         return None
-    # QuickIK's algorithm on both sides: plain Gauss-Newton, squared loss.
-    same = {"dtype": dtype.name, "mode": "gn", "loss": "l2"}
-    config = SolverConfig(**settings.kwargs(), **same)
-    no_prior = SolverConfig(**(settings.kwargs() | {"neutral_weight": 0.0}), **same)
+    # QuickIK's algorithm on both sides: plain Gauss-Newton, squared loss, absolute units.
+    config = SolverConfig.quickik(**settings.kwargs(), dtype=dtype.name)
+    no_prior = SolverConfig.quickik(
+        **(settings.kwargs() | {"neutral_weight": 0.0}), dtype=dtype.name
+    )
     return {
         "config": config,
         "sequence": lambda t: solve_sequence(plan, t, config=config),

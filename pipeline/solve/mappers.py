@@ -14,6 +14,7 @@ import numpy as np
 
 from pipeline.cameras.model import Camera as CalibratedCamera
 from pipeline.cameras.projection import pack, project, project_jacobian
+from pipeline.cameras.triangulate import triangulate
 
 __all__ = [
     "CalibratedCameras",
@@ -40,6 +41,15 @@ class Mapper:
         """``(S, C, J, d, 3)`` derivative of :meth:`project`; ``None`` means identity."""
         raise NotImplementedError
 
+    def world_targets(self, obs: np.ndarray, weight: np.ndarray):
+        """World keypoints and weights recovered from observations, or ``None``.
+
+        ``obs (S, C, J, d)`` and ``weight (S, C, J)`` (0 = missing) give ``(S, J, 3)``
+        points and ``(S, J)`` weights for the cold start's rigid (Kabsch) root fit;
+        ``None`` (the default) when the observations do not determine them.
+        """
+        return None
+
 
 class Identity3D(Mapper):
     """3D keypoints observed directly (the default)."""
@@ -53,6 +63,10 @@ class Identity3D(Mapper):
     def jacobian(self, positions: np.ndarray) -> None:
         """Identity (``None``)."""
         return None
+
+    def world_targets(self, obs: np.ndarray, weight: np.ndarray):
+        """The observations themselves (float64)."""
+        return obs[:, 0].astype(np.float64), weight[:, 0].astype(np.float64)
 
 
 class XYView(Mapper):
@@ -179,6 +193,23 @@ class CalibratedCameras(Mapper):
         """``(S, C, J, 2, 3)`` exact derivative of :meth:`project`."""
         _, jac = project_jacobian(self._arrays, positions[:, :, None, :])
         return jac.transpose(0, 2, 1, 3, 4).astype(positions.dtype, copy=False)
+
+    def world_targets(self, obs: np.ndarray, weight: np.ndarray):
+        """Keypoints seen by two or more views, triangulated (weighted DLT).
+
+        :func:`pipeline.cameras.triangulate`; a point's weight is the mean of its seeing
+        views'. ``None`` for one camera.
+        """
+        if self.n_views < 2:
+            return None
+        w = np.asarray(weight, dtype=np.float64).transpose(0, 2, 1)  # (S, J, C)
+        pix = np.where(
+            (w > 0)[..., None], np.asarray(obs, np.float64).transpose(0, 2, 1, 3), np.nan
+        )
+        points = triangulate(self._arrays, pix, w)
+        seen = np.isfinite(points).all(-1)
+        mean_w = w.sum(-1) / np.maximum((w > 0).sum(-1), 1)
+        return np.where(seen[..., None], points, 0.0), np.where(seen, mean_w, 0.0)
 
 
 def as_mapper(mapper: Mapper | Camera | Sequence[Camera] | None) -> Mapper:

@@ -35,6 +35,8 @@ class Problem:
         The effective prior weight (``SolverConfig.effective``).
     position_tolerance : float
         The effective position tolerance (length units).
+    angle_floor : float
+        Floor of an angle coordinate's relative damping, ``length_scale**2``.
     """
 
     plan: BodyPlan
@@ -45,6 +47,7 @@ class Problem:
     weight: np.ndarray
     neutral_weight: float
     position_tolerance: float
+    angle_floor: float
 
     @property
     def n_frames(self) -> int:
@@ -111,14 +114,5 @@ def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper, dtyp
     w = np.where(present, w, 0.0) * plan.joint_weight_scalers
     w = np.minimum(w, np.finfo(dt).max)  # absurd weights overflow the cost: flagged frames
     obs = np.where((w > 0)[..., None], t, 0.0)
-    neutral_weight, position_tolerance = config.effective(plan)
-    return Problem(
-        plan,
-        model,
-        mapper,
-        config,
-        obs.astype(dt),
-        w.astype(dt),
-        neutral_weight,
-        position_tolerance,
-    )
+    nw, tol, floor = config.effective(plan)
+    return Problem(plan, model, mapper, config, obs.astype(dt), w.astype(dt), nw, tol, floor)

@@ -15,6 +15,8 @@ stops when its largest applied position and angle updates are under their tolera
 
 from __future__ import annotations
 
+from dataclasses import fields, replace
+
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
@@ -48,7 +50,9 @@ def _prepare(plan, targets, weights, config: SolverConfig, mapper) -> tuple[Prob
     return prepare(plan, targets, weights, config, mapper, dtype), compiled
 
 
-def _run_compiled(prob: Problem, start: Pose | None, chained: bool) -> FitResult:
+def _run_compiled(
+    prob: Problem, start: Pose | None, chained: bool, cold: np.ndarray | None = None
+) -> FitResult:
     """Solve on the compiled engine, from ``start`` or (None) cold from the neutral pose."""
     from pipeline.solve.compiled import solve_compiled  # numba loads on first use only
 
@@ -58,7 +62,52 @@ def _run_compiled(prob: Problem, start: Pose | None, chained: bool) -> FitResult
         q, _ = clamp(model, model.neutral[None].astype(model.dtype))
         start = Pose(np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0, 0.0]]), q)
     velocity = cfg.warm_start == "velocity"
-    return solve_compiled(prob, start.q, start.root_pos, start.root_quat, chained, velocity, kabsch)
+    return solve_compiled(
+        prob, start.q, start.root_pos, start.root_quat, chained, velocity, kabsch, cold
+    )
+
+
+def _frames_from(prob: Problem, compiled: bool, start: Pose | None) -> FitResult:
+    """Every frame solved independently from ``start`` (None: cold)."""
+    if compiled:
+        return _run_compiled(prob, start, chained=False)
+    if start is None:
+        start = cold_pose(prob, np.arange(prob.n_frames))
+    return frames_in_lanes(prob, start)
+
+
+def _pose_of(result: FitResult, dtype) -> Pose:
+    return Pose(
+        np.array(result.root_position, dtype),
+        np.array(result.root_orientation, dtype),
+        np.array(result.dof_value, dtype),
+    )
+
+
+def _restart_pose(prob: Problem, best: Pose, k: int) -> Pose:
+    """Start poses of restart ``k`` (1-based), from the best poses so far.
+
+    Restart 1: each frame from the previous frame's best (the last frame's for the
+    first); restart 2: the neutral DOFs with the frame's own best root pose (a root-only
+    alignment); restart ``k > 2``: from the best of the frame ``k - 1`` places before.
+    """
+    t = prob.n_frames
+    if k == 2:
+        q, _ = clamp(prob.model, np.broadcast_to(prob.model.neutral, best.q.shape).copy())
+        return Pose(best.root_pos.copy(), best.root_quat.copy(), q.astype(best.q.dtype))
+    shift = 1 if k == 1 else k - 1
+    return best.take((np.arange(t) - shift) % t)
+
+
+def _better(a: FitResult, b: FitResult) -> FitResult:
+    """Per frame, the result with the lower objective (``a`` on ties and NaN)."""
+    take_b = b.objective < a.objective
+    changes = {}
+    for f in fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        mask = take_b.reshape((-1,) + (1,) * (x.ndim - 1))
+        changes[f.name] = np.where(mask, y, x)
+    return replace(a, **changes)
 
 
 def solve_frames(
@@ -84,6 +133,9 @@ def solve_frames(
     initial : FitResult or dict, optional
         Starting pose (``dof_value``, ``root_position``, ``root_orientation``), one per
         frame or one broadcast to all. Cold start from the neutral pose when omitted.
+        With ``config.restarts``, every frame is solved again from other starts (the
+        previous frame's best, then the neutral DOFs under its own best root) and keeps
+        the solution with the lowest objective; ``iterations`` are the kept solve's.
     mapper : None, XYView, Camera or list of Camera
         How keypoints are observed (3D when None).
 
@@ -93,13 +145,14 @@ def solve_frames(
     """
     config = config or SolverConfig()
     prob, compiled = _prepare(plan, targets, weights, config, mapper)
-    t = prob.n_frames
-    all_frames = np.arange(t)
-    if compiled:
-        start = initial_pose(prob, initial) if initial is not None else None
-        return _run_compiled(prob, start, chained=False)
-    pose = initial_pose(prob, initial) if initial is not None else cold_pose(prob, all_frames)
-    return frames_in_lanes(prob, pose)
+    start = initial_pose(prob, initial) if initial is not None else None
+    result = _frames_from(prob, compiled, start)
+    for k in range(1, config.restarts + 1 if prob.n_frames else 1):
+        again = _frames_from(
+            prob, compiled, _restart_pose(prob, _pose_of(result, prob.model.dtype), k)
+        )
+        result = _better(result, again)
+    return result
 
 
 def solve_sequence(

@@ -79,7 +79,13 @@ def solve_compiled(
         np.ascontiguousarray(cold, dtype=np.bool_),
     )
     kernel_cfg = settings(
-        cfg, prob.neutral_weight, prob.position_tolerance, chained, velocity, kabsch
+        cfg,
+        prob.neutral_weight,
+        prob.position_tolerance,
+        prob.angle_floor,
+        chained,
+        velocity,
+        kabsch,
     )
     out = outputs(tb, t)
     if t:

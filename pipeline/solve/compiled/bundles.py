@@ -51,14 +51,16 @@ class Settings(NamedTuple):
 
     ``gn`` is ``mode == "gn"``; ``loss`` a code of :data:`~pipeline.solve.rules.LOSS_CODES`;
     ``lam0`` the starting damping (:func:`~pipeline.solve.rules.initial_damping`);
-    ``neutral_weight``, ``position_tolerance`` and ``cost_tolerance`` the effective
-    (size-scaled) values; ``chained``, ``velocity``, ``kabsch`` the warm/cold start rules.
+    ``neutral_weight``, ``position_tolerance`` and ``angle_floor`` the effective
+    (size-scaled) values (:meth:`~pipeline.solve.config.SolverConfig.effective`);
+    ``chained``, ``velocity``, ``kabsch`` the warm/cold start rules.
     """
 
     n_iterations: int
     gn: bool
     neutral_weight: float
     damping: float
+    angle_floor: float
     lam0: float
     position_tolerance: float
     angle_tolerance: float
@@ -128,6 +130,7 @@ def settings(
     config: SolverConfig,
     neutral_weight: float,
     position_tolerance: float,
+    angle_floor: float,
     chained: bool,
     velocity: bool,
     kabsch: bool,
@@ -138,6 +141,7 @@ def settings(
         gn=config.mode == "gn",
         neutral_weight=float(neutral_weight),
         damping=float(config.damping),
+        angle_floor=float(angle_floor),
         lam0=float(initial_damping(config.mode, config.damping, config.lm_initial_damping)),
         position_tolerance=float(position_tolerance),
         angle_tolerance=float(config.angle_tolerance),

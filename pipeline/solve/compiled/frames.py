@@ -97,6 +97,7 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
     n = tb.dof_type.shape[0]
     prior = cfg.neutral_weight * tb.prior_scale
     nw, loss, scale = cfg.neutral_weight, cfg.loss, cfg.loss_scale
+    angle_floor = cfg.angle_floor
     rot, org, pos, axes, pivots, tmp, trig = (
         ws.rot,
         ws.org,
@@ -125,11 +126,11 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
                      ws.hr, ws.g)  # fmt: skip
             hd, g = ws.hd, ws.g
             for s in range(nr):  # relative damping (after the prior on DOFs)
-                hd[s] += lam * max(hd[s], 1.0)
+                hd[s] += lam * max(hd[s], 1.0 if s < 3 else angle_floor)
             for k in range(n):
                 s = nr + k
                 d = hd[s] + prior[k]
-                hd[s] = d + lam * max(d, 1.0)
+                hd[s] = d + lam * max(d, angle_floor if tb.angular[k] else 1.0)
                 g[s] -= prior[k] * (q[k] - tb.neutral[k])
             solve_tree(tb, hd, ws.hc, ws.hr, g, ws.step)  # a failed system: a zero step
             max_pos, max_ang, finite = apply_step(
@@ -153,9 +154,9 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
                 cand = objective(tb, pos, obs_t, w_t, q_new, nw, loss, scale, res, weff)
                 accept = cand <= cost
                 lam = max(lam * LM_SHRINK, cfg.damping) if accept else lam * LM_GROW
-                floor = max(cost, FLAT_FLOOR)
-                flat = abs(cost - cand) <= FLAT_RTOL * floor
-                gain = accept and cost - cand <= cfg.cost_tolerance * floor
+                ref = max(cost, FLAT_FLOOR)
+                flat = abs(cost - cand) <= FLAT_RTOL * ref
+                gain = accept and cost - cand <= cfg.cost_tolerance * ref
                 if (accept and small) or flat or gain:
                     reason = CONVERGED
                 elif lam > LM_MAX_DAMPING:

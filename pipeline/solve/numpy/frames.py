@@ -75,7 +75,8 @@ def _iterate_lanes(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarra
     ev = evaluate(prob, frames, pose.root_pos, pose.root_quat, pose.q, need_jac=True)
     hj = prob.mapper.jacobian(ev.st.positions)
     nw = prob.neutral_weight
-    step = solve_normal(model, ev.st, ev.residual, ev.weight, hj, pose.q, nw, lam)
+    floor = prob.angle_floor
+    step = solve_normal(model, ev.st, ev.residual, ev.weight, hj, pose.q, nw, lam, floor)
     new, active, max_pos, max_ang = apply_step(prob, pose, step)
     broken = ~(np.isfinite(ev.cost) & finite(new))
     if broken.any():
@@ -93,9 +94,9 @@ def _iterate_lanes(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarra
     new.root_quat[keep] = pose.root_quat[keep]
     new.q[keep] = pose.q[keep]
     lam = np.where(accept, np.maximum(lam * LM_SHRINK, cfg.damping), lam * LM_GROW)
-    floor = np.maximum(ev.cost, FLAT_FLOOR)
-    flat = np.abs(ev.cost - cand.cost) <= FLAT_RTOL * floor
-    gain = accept & (ev.cost - cand.cost <= cfg.cost_tolerance * floor)
+    ref = np.maximum(ev.cost, FLAT_FLOOR)
+    flat = np.abs(ev.cost - cand.cost) <= FLAT_RTOL * ref
+    gain = accept & (ev.cost - cand.cost <= cfg.cost_tolerance * ref)
     conv = ((accept & small) | flat | gain) & ~broken
     stalled = (lam > LM_MAX_DAMPING) & ~conv & ~broken
     reason[conv] = CONVERGED

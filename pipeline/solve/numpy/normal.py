@@ -147,6 +147,7 @@ def solve_normal(
     q: np.ndarray,
     neutral_weight: float,
     damping: np.ndarray,
+    angle_floor: float = 1.0,
 ) -> np.ndarray:
     """One damped Gauss-Newton step for a batch of poses.
 
@@ -162,7 +163,11 @@ def solve_normal(
         Current DOF values (for the neutral prior).
     neutral_weight : float
     damping : (S,)
-        Relative damping per pose: ``A_ii += damping * max(A_ii, 1)``.
+        Relative damping per pose: ``A_ii += damping * max(A_ii, floor_i)``, ``floor_i``
+        1 for a position coordinate and ``angle_floor`` for an angle.
+    angle_floor : float
+        ``length_scale**2`` (:meth:`SolverConfig.effective`), so that the damping means
+        the same in any unit; 1 is QuickIK's ``max(A_ii, 1)``.
 
     Returns
     -------
@@ -173,7 +178,7 @@ def solve_normal(
         blocks = assemble_moments(model, st, residual[:, 0], weight[:, 0])
     else:
         blocks = assemble_rows(model, st, residual, weight, mapper_jac)
-    return solve_blocks(model, blocks, q, neutral_weight, damping)
+    return solve_blocks(model, blocks, q, neutral_weight, damping, angle_floor)
 
 
 def solve_blocks(
@@ -182,8 +187,11 @@ def solve_blocks(
     q: np.ndarray,
     neutral_weight: float,
     damping: np.ndarray,
+    angle_floor: float = 1.0,
 ) -> np.ndarray:
     """Add the neutral prior and damping, then eliminate blocks onto the separator.
+
+    ``damping`` and ``angle_floor`` as in :func:`solve_normal`.
 
     Returns
     -------
@@ -213,12 +221,15 @@ def solve_blocks(
         dmask = lay.blk_dof_mask
         idx = np.arange(nb)
         dg = a_bb[..., idx, idx] + np.where(dmask, prior[lay.blk_dof], 1.0)
-        a_bb[..., idx, idx] = dg + lam[..., None] * np.maximum(dg, 1.0)
+        floor = np.where(dmask & model.angular[lay.blk_dof], angle_floor, 1.0).astype(dt)
+        a_bb[..., idx, idx] = dg + lam[..., None] * np.maximum(dg, floor)
         g_b = np.where(dmask, g_b - prior_grad[:, lay.blk_dof], 0.0)
     if ns:
         idx = np.arange(ns)
         dg = a_ss[:, idx, idx]
-        a_ss[:, idx, idx] = dg + lam * np.maximum(dg, 1.0)
+        angular = np.concatenate([np.arange(nr) >= 3, model.angular[sep_dof_idx]])
+        floor = np.where(angular, angle_floor, 1.0).astype(dt)
+        a_ss[:, idx, idx] = dg + lam * np.maximum(dg, floor)
 
     if n_blocks and ns:
         rhs = np.concatenate([a_bs, g_b[..., None]], axis=-1)  # (S, B, nb, ns+1)

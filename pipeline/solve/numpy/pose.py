@@ -20,7 +20,6 @@ from pipeline.kinematics.rotations import (
     quat_to_matrix,
     rotvec_to_quat,
 )
-from pipeline.solve.mappers import Identity3D
 from pipeline.solve.numpy.forward import evaluate
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
@@ -206,13 +205,13 @@ def kabsch_start(prob: Problem, frames: np.ndarray, q: np.ndarray):
     pos = np.zeros((s, 3), dt)
     quat = np.zeros((s, 4), dt)
     quat[:, 0] = 1.0
-    if not model.free_base or not isinstance(prob.mapper, Identity3D):
+    world = prob.mapper.world_targets(prob.obs[frames], prob.weight[frames])  # 3D, DLT, ...
+    if not model.free_base or world is None:
         return pos, quat
     # float64 throughout: products of far float32 targets overflow the working precision
     local = fk_state(model, q, need_axes=False).positions.astype(np.float64)
     local = np.broadcast_to(local, (s, *local.shape[1:]))  # (S, J, 3)
-    target = prob.obs[frames, 0].astype(np.float64)
-    w = prob.weight[frames, 0].astype(np.float64)
+    target, w = world
     wsum = w.sum(axis=1)
     has = (wsum > 0) & np.isfinite(wsum)
     wn = w / np.where(has, wsum, 1.0)[:, None]

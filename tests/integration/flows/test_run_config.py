@@ -17,6 +17,7 @@ from pipeline.config import (
 )
 from pipeline.config.cron import check_cron
 from pipeline.config.files import dump_yaml
+from pipeline.solve import SolverConfig
 
 # (YAML text, the key path the message must name, more text it must contain)
 MALFORMED = [
@@ -89,8 +90,7 @@ def test_the_builtin_default_is_the_demo_and_fills_every_section():
     config = load_run_config()
     assert default_config_path().name == "default.yaml" and default_config_path().is_file()
     assert config.body_plan == "mannequin"
-    assert config.solver_config.neutral_weight == 1e-6  # metres (SolverConfig docstring)
-    assert config.solver_config.position_tolerance == 1e-4
+    assert config.solver_config == SolverConfig()  # one source of the solver's defaults
     assert config.solver_config.mode == "lm"  # robust to the demo's dropouts and outliers
     assert config.archive.patterns == ["*.nc", "*.csv"] and config.cluster.mode == "local"
     assert Path(config.outputs.root).is_absolute()
@@ -147,7 +147,10 @@ def test_effective_config_round_trips(tmp_path):
     path = tmp_path / "effective.yaml"
     path.write_text(dump_yaml(config.model_dump(mode="json")))
     assert load_run_config(path) == config
-    assert yaml.safe_load(path.read_text())["solver"]["neutral_weight"] == 1e-6
+    assert (
+        yaml.safe_load(path.read_text())["solver"]["neutral_weight"]
+        == SolverConfig().neutral_weight
+    )
 
 
 def test_exponent_floats_without_a_dot_are_floats(tmp_path):

@@ -80,12 +80,18 @@ def assert_same(a: FitResult, b: FitResult, atol: float = ATOL) -> None:
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
 
 
-def engines(solve, plan, targets, weights=None, **kwargs) -> tuple[FitResult, FitResult]:
-    """``solve`` on the compiled and on the numpy engine (``lanes=1``: strictly sequential)."""
+def engines(
+    solve, plan, targets, weights=None, base=SolverConfig.quickik, **kwargs
+) -> tuple[FitResult, FitResult]:
+    """``solve`` on the compiled and on the numpy engine (``lanes=1``: strictly sequential).
+
+    Settings are ``base(**kwargs)``: QuickIK's by default (the problems below were chosen
+    to converge under them), ``SolverConfig`` for the defaults.
+    """
     initial = kwargs.pop("initial", None)
     extra = {} if initial is None else {"initial": initial}
     return tuple(
-        solve(plan, targets, weights, config=SolverConfig(engine=e, lanes=1, **kwargs), **extra)
+        solve(plan, targets, weights, config=base(engine=e, lanes=1, **kwargs), **extra)
         for e in ("compiled", "numpy")
     )
 
@@ -166,6 +172,17 @@ def test_engines_agree_in_float64(family, solver, start):
         assert a.limit_active.any()
     if options["kinds"]:
         assert compile_plan(plan).ball_swing.size  # a ball joint is in the plan
+
+
+@pytest.mark.parametrize("family", ["hinges_free_base", "hinges_fixed_base", "kinds_fixed_base"])
+@pytest.mark.parametrize("solve", [solve_frames, solve_sequence])
+def test_engines_agree_with_the_defaults(family, solve):
+    """The default (size-scaled LM, restarts in solve_frames) agrees across engines too."""
+    options, seed = PLANS[family]
+    plan, targets, weights, _ = problem(seed, **options)
+    a, b = engines(solve, plan, targets, weights, base=SolverConfig, restarts=2)
+    assert (a.stop_reason != 1).all()  # no frame at the cap
+    assert_same(a, b)
 
 
 @pytest.mark.parametrize("warm_start", ["previous", "velocity"])
@@ -265,7 +282,7 @@ def test_float32_agrees_with_float64(solve):
             plan,
             targets,
             weights,
-            config=SolverConfig(engine="compiled", dtype=dt, n_iterations=300),
+            config=SolverConfig.quickik(engine="compiled", dtype=dt, n_iterations=300),
         )
         for dt in ("float64", "float32")
     )

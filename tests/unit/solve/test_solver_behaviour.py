@@ -139,13 +139,13 @@ def test_lm_converges_to_a_stationary_point_where_gn_may_not(rng):
     targets = forward_kinematics(plan, q, root_pos, quat)
     targets += rng.normal(scale=0.4, size=targets.shape)  # large residuals
     nw = 1e-3
-    gn = solve_frames(plan, targets, config=SolverConfig(neutral_weight=nw))
+    gn = solve_frames(plan, targets, config=SolverConfig.quickik(neutral_weight=nw))
     # LM continues from GN's answer: it can only go down, and it ends where GN should have
     lm = solve_frames(
         plan,
         targets,
         initial=gn,
-        config=SolverConfig(
+        config=SolverConfig.quickik(
             neutral_weight=nw,
             mode="lm",
             n_iterations=1000,

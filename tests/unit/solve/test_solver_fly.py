@@ -46,9 +46,9 @@ def test_synthetic_frames_cold_recover_every_angle(fly, fixtures):
     assert r.converged.all()
 
 
-def test_synthetic_frames_defaults_show_the_documented_prior_bias(fly, fixtures):
-    """neutral_weight 1e-3: keypoint RMS ~2e-3 mm, angle errors up to ~4 degrees."""
-    r = solve_frames(fly, targets_of(fixtures["synthetic_frames"]))
+def test_synthetic_frames_quickik_settings_show_the_documented_prior_bias(fly, fixtures):
+    """QuickIK's neutral_weight 1e-3: keypoint RMS ~2e-3 mm, angle errors up to ~4 degrees."""
+    r = solve_frames(fly, targets_of(fixtures["synthetic_frames"]), config=SolverConfig.quickik())
     assert 1e-4 < r.rms_error.mean() < 5e-3
     assert np.degrees(np.abs(r.dof_value - truth(fixtures))).max() < 6.0
 
