@@ -64,6 +64,7 @@ def cluster_logs(verbose: bool) -> None:
     """Show distributed's INFO lines and shutdown tracebacks only with ``--verbose``."""
     if verbose:
         return
+    import distributed  # noqa: F401 - importing it sets the logger levels overridden here
     for name in _DASK_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)
     for name in _SHUTDOWN_LOGGERS:  # CommClosedError tracebacks when jobs are cancelled

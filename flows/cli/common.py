@@ -37,6 +37,9 @@ SetOption = Annotated[
 ]
 
 
+#: zarr's warning when kinefit writes consolidated metadata (the store module silences it,
+#: but zarr raises it on its own I/O thread, where another thread's warning filters may rule).
+CONSOLIDATED_WARNING = "Consolidated metadata is currently not part in the Zarr format 3"
 #: Exit statuses: a user error (bad input, a failed fit), an internal error (a bug), Ctrl-C.
 EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 2, 130
 #: What a user can fix: kinefit's own errors, the filesystem's, and bad command-line values.
@@ -89,6 +92,8 @@ def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
     seen = set()
     for w in caught:
         text = str(w.message)
+        if text.startswith(CONSOLIDATED_WARNING):  # zarr's, raised on a thread of its own
+            continue
         if text not in seen and not issubclass(w.category, DeprecationWarning | FutureWarning):
             seen.add(text)
             err_console.print(

@@ -53,7 +53,7 @@ def print_summary(summary: Any) -> None:
         ("wall time", f"{summary.seconds:.1f} s"),
     ]
     for key, value in rows:
-        table.add_row(f"[bold]{key}[/]", q(value))
+        table.add_row(f"[bold]{key}[/]", value)
     console.print(table)
     worst = summary.worst()
     if worst:
@@ -74,7 +74,11 @@ def print_summary(summary: Any) -> None:
 
 
 def _quiet_prefect_console() -> None:
-    """Prefect's INFO lines off the terminal (warnings stay; the API still gets them)."""
+    """Prefect's log lines off the terminal (the API still gets them; ``--verbose`` shows).
+
+    kinefit prints its own progress and summary, failures included; Prefect's per-task
+    ERROR lines and the failed run's traceback would say the same again, louder.
+    """
     import logging
 
     from prefect.logging.handlers import PrefectConsoleHandler  # noqa: TID251
@@ -82,7 +86,7 @@ def _quiet_prefect_console() -> None:
     for name in ("", "prefect", "prefect.flow_runs", "prefect.task_runs"):
         for handler in logging.getLogger(name).handlers:
             if isinstance(handler, PrefectConsoleHandler):
-                handler.setLevel(logging.WARNING)
+                handler.setLevel(logging.CRITICAL)
 
 
 def _run(config: Any, force: bool, verbose: bool = False) -> Any:

@@ -17,6 +17,7 @@ for.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -79,7 +80,19 @@ def _local(config: ClusterConfig) -> Any:
             memory_limit=config.memory_limit,
             env=config.env,
             dashboard_address=config.dashboard_address,
+            silence_logs=_worker_log_level(),
         )
+
+
+def _worker_log_level() -> int:
+    """How much the local workers print: as much as this process shows of distributed.
+
+    ``kinefit`` raises the ``distributed`` loggers to ERROR unless ``--verbose``; the workers
+    are separate processes printing to the same terminal, so they then print only CRITICAL
+    (a failed task is reported once, by kinefit, through its future).
+    """
+    shown = logging.getLogger("distributed").getEffectiveLevel()
+    return logging.CRITICAL if shown > logging.WARNING else logging.WARNING
 
 
 def make_cluster(config: ClusterConfig) -> Any:
@@ -131,7 +144,8 @@ def make_client(config: ClusterConfig, status: Callable[[str], None] | None = No
             f"cluster.n_workers is the number of {config.mode.upper()} jobs; 0 jobs would "
             "leave the tasks without workers (use mode: local, n_workers: 0 to fit here)"
         )
-    cluster = make_cluster(config)
+    quiet = config.mode == "local" and _worker_log_level() == logging.CRITICAL
+    cluster = make_cluster(config)  # (a LocalCluster resets the distributed loggers)
     client = None
     try:
         if config.batch:
@@ -139,6 +153,10 @@ def make_client(config: ClusterConfig, status: Callable[[str], None] | None = No
             cluster.scale(jobs=config.n_workers)
         client = Client(cluster)
         client._kinefit_owned_cluster = cluster  # closed by close_client
+        if quiet:
+            from pipeline.cluster.plugins import QuietWorkerLogs  # imports distributed
+
+            client.register_plugin(QuietWorkerLogs())
         if config.batch:
             _WATCHES[client.scheduler.address] = watch
             watch.wait_for_workers(status)

@@ -175,3 +175,30 @@ def test_set_errors_are_blamed_on_set(tmp_path):
     )  # fmt: skip
     assert result.exit_code == 1
     assert "--set: solver.n_iterations: must be a positive integer" in result.output
+
+
+def test_a_failed_reprocess_prints_kinefits_own_lines_only(tmp_path):
+    """No worker tracebacks, no Prefect ERROR lines: the summary names the failure."""
+    from tests.fixtures.flows_samples import demo_archive
+
+    demo_archive(tmp_path / "archive", mannequin(), n_frames=40)
+    (tmp_path / "archive" / "broken.nc").write_bytes(b"CDF\x01 truncated garbage")
+    config = tmp_path / "run.yaml"
+    config.write_text(
+        f"archive: {{path: {tmp_path / 'archive'}, fps: 60, patterns: ['*.nc', '*.csv']}}\n"
+        f"body_plan: mannequin\ncluster: {{mode: local, n_workers: 2}}\n"
+        f"outputs: {{root: {tmp_path / 'out'}}}\n"
+    )
+    env = {**os.environ, "KINEFIT_HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [str(KINEFIT), "reprocess", "-c", str(config)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    text = done.stdout + done.stderr
+    assert done.returncode == 1, text
+    assert "failed broken (ingest)" in text and "5 / 0 / 1" in text
+    for noise in ("Traceback", "distributed.worker", "| ERROR", "Compute Failed", "warning:"):
+        assert noise not in text, text

@@ -1,0 +1,28 @@
+"""Worker plugins kinefit registers on the clusters it starts (imports distributed)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+__all__ = ["QuietWorkerLogs"]
+
+
+class QuietWorkerLogs(WorkerPlugin):
+    """Raise a worker's ``distributed`` loggers to ``level`` (a failed task is not logged).
+
+    kinefit reports a failed task once, from its future; a local worker would also print
+    distributed's ``Compute Failed`` block with the traceback to the same terminal.
+    """
+
+    name = "kinefit-quiet-logs"
+
+    def __init__(self, level: int = logging.CRITICAL) -> None:
+        self.level = level
+
+    def setup(self, worker: Any) -> None:
+        """Set the levels on the worker that registers the plugin."""
+        for name in ("distributed", "distributed.worker", "distributed.nanny"):
+            logging.getLogger(name).setLevel(self.level)
