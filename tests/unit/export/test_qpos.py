@@ -8,6 +8,7 @@ import mujoco
 import numpy as np
 import pandas as pd
 import pytest
+import yourdfpy
 
 from pipeline.bodyplan import load_body_plan
 from pipeline.errors import ExportError
@@ -78,3 +79,22 @@ def test_qpos_of_a_plan_without_engine_mapping_is_refused(fits_root, model_fits,
     with pytest.raises(ExportError, match=r"suffix '.txt'; valid: .npz, .csv"):
         export("qpos", model_fits["h1"], tmp_path / "w.txt")
     assert not list(tmp_path.iterdir())
+
+
+def test_urdf_joint_values_in_yourdfpy_match_the_fitted_joints(tmp_path):
+    path = SHARED / "data" / "models" / "urdf" / "unitree_h1.urdf"
+    plan = load_body_plan(path)
+    store = fit_model(plan, tmp_path, "h1_urdf", n_frames=20)
+    table = pd.read_csv(export("qpos", store, tmp_path / "h1.csv").files[0])
+    fit = open_fit(store)
+    fitted = forward_kinematics(fit_plan(fit), fit["dof_value"].isel(individual=0).values)
+    robot = yourdfpy.URDF.load(str(path), load_meshes=False, build_scene_graph=True)
+    assert sorted(table.columns[1:]) == sorted(robot.actuated_joint_names)
+    worst = 0.0
+    for t in range(len(table)):
+        robot.update_cfg({j: float(table[j].iloc[t]) for j in table.columns[1:]})
+        for link in robot.link_map:
+            if link in plan.joint_names:
+                gap = robot.get_transform(link)[:3, 3] - fitted[t, plan.joint_index(link)]
+                worst = max(worst, float(np.abs(gap).max()))
+    assert worst < 1e-9
