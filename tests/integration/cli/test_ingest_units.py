@@ -72,3 +72,13 @@ def test_ingest_session_converts_and_reingests_when_the_unit_changes(tmp_path):
     assert open_tracks(out).attrs["unit"] == "m"
     assert not ingest_session(source, out).skipped  # no conversion: a different store
     assert open_tracks(out).attrs["unit"] == "cm"
+
+
+def test_an_archives_reader_options_may_ask_for_the_conversion(tmp_path):
+    raw = tmp_path / "walk.csv"
+    raw.write_text(CSV)
+    source = SessionSource("walk", str(raw), fps=100.0, options={"unit": "cm", "to_unit": "m"})
+    ingest_session(source, tmp_path / "walk.zarr")
+    ds = open_tracks(tmp_path / "walk.zarr")
+    assert ds.attrs["unit"] == "m"
+    np.testing.assert_allclose(ds.position.values[0, :, 0, 0], [0.01, 0.02, 0.03])
