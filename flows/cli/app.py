@@ -35,6 +35,7 @@ from flows.cli.export import export_app
 from flows.cli.render import render
 from flows.cli.report import report
 from flows.cli.run import demo, reprocess, serve
+from flows.cli.views import ingest_views_command
 
 #: Reader names for ``ingest --help`` (kept in step with the registry by a test; the
 #: registry itself is not imported here, so ``kinefit --help`` stays fast).
@@ -86,8 +87,30 @@ def _root(
 
 @app.command()
 def ingest(
-    source: Annotated[Path, typer.Argument(help="Tracks file (any registered format).")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Tracks zarr store to write.")],
+    source: Annotated[
+        list[str] | None,
+        typer.Argument(help="Tracks file (any registered format); with --views: NAME=FILE."),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Tracks zarr store to write.")
+    ] = None,
+    views: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Multi-camera session: --views camA=a.csv camB=b.csv, one 2D file per "
+            "camera of --calibration (names matched, any order)."
+        ),
+    ] = None,
+    calibration: Annotated[
+        Path | None, typer.Option(help="With --views: Anipose/Pose2Sim TOML or OpenCV YAML/JSON.")
+    ] = None,
+    unit: Annotated[
+        str | None, typer.Option(help="With --views: the calibration's length unit if unrecorded.")
+    ] = None,
+    offset: Annotated[
+        list[str] | None,
+        typer.Option(help="With --views: VIEW=N, frame N of that view's file is session frame 0."),
+    ] = None,
     fps: Annotated[
         float | None, typer.Option(help="Frame rate, used only if the file has none.")
     ] = None,
@@ -143,10 +166,31 @@ def ingest(
         fps = fps if fps is not None else run.archive.fps
         if keypoint_map is not None:
             options["keypoint_map"] = keypoint_map
-        ds = read_tracks(
-            source, format=format or run.archive.format, fps=fps, to_unit=to_unit, **options
-        )
         chunk = run.chunking.tracks_chunk_frames if chunk_frames is None else chunk_frames
+        if out is None:
+            raise typer.BadParameter("the tracks store to write is required", param_hint="--out")
+        if views:
+            return ingest_views_command(
+                [*views, *(source or ())],
+                calibration,
+                out,
+                unit=unit,
+                offsets=offset,
+                fps=fps,
+                format=format or run.archive.format,
+                options=options,
+                chunk_frames=chunk,
+                overwrite=overwrite,
+            )
+        if not source or len(source) != 1:
+            raise typer.BadParameter("expected one tracks file (or --views)", param_hint="SOURCE")
+        ds = read_tracks(
+            Path(source[0]),
+            format=format or run.archive.format,
+            fps=fps,
+            to_unit=to_unit,
+            **options,
+        )
         write_tracks(ds, out, chunk_frames=chunk, overwrite=overwrite)
         observed = float(ds["position"].notnull().all("space").mean())
         say(

@@ -10,6 +10,11 @@ or by relative path, :attr:`ArchiveConfig.naming`), or the entries of a YAML man
         format: dlc                  # optional, per session
         fps: 30                      # optional: only if the file has no rate
         options: {unit: mm}          # optional reader options
+      - name: rig/trial1             # a multi-camera session: one 2D file per camera
+        views: {camA: raw/t1_camA.csv, camB: raw/t1_camB.csv}
+        calibration: raw/calibration.toml   # cameras named like the views
+        frame_offset: {camB: 2}      # optional: frame 2 of camB's file is frame 0
+        options: {unit: mm}          # ``unit``: the calibration's length unit
 
 Session names become output paths, so they are checked: segments of letters, digits,
 ``.``, ``_`` and ``-`` separated by ``/``, not starting with a dot, at most 200 bytes
@@ -41,7 +46,16 @@ __all__ = [
 ]
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
-_MANIFEST_KEYS = ("name", "file", "format", "fps", "options")
+_MANIFEST_KEYS = (
+    "name",
+    "file",
+    "format",
+    "fps",
+    "options",
+    "views",
+    "calibration",
+    "frame_offset",
+)
 #: Longest part of a session name (bytes): ``.<part>.zarr.partial`` stays under NAME_MAX.
 MAX_SEGMENT_BYTES = 200
 
@@ -62,6 +76,13 @@ class SessionSource:
         Frame rate for files that do not record one.
     options : dict
         Reader options.
+    views : dict
+        Multi-camera sessions: view (camera) name -> its 2D file (local path or URL);
+        empty for a one-file session. ``url`` is then the calibration.
+    calibration : str or None
+        Multi-camera sessions: the calibration file.
+    frame_offset : dict
+        Multi-camera sessions: view -> frame of its file that is session frame 0.
     """
 
     name: str
@@ -69,6 +90,9 @@ class SessionSource:
     format: str | None = None
     fps: float | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    views: Mapping[str, str] = field(default_factory=dict)
+    calibration: str | None = None
+    frame_offset: Mapping[str, int] = field(default_factory=dict)
 
 
 def check_session_name(name: Any, source: str = "session") -> str:
@@ -188,26 +212,47 @@ def read_manifest(path: str, archive: ArchiveConfig) -> list[SessionSource]:
         if not isinstance(entry, dict):
             raise DiscoveryError(f"{where}: expected a mapping with name and file")
         unknown = sorted(set(entry) - set(_MANIFEST_KEYS))
-        if unknown or "name" not in entry or "file" not in entry:
+        multi = "views" in entry
+        if (
+            unknown
+            or "name" not in entry
+            or ("calibration" not in entry if multi else "file" not in entry)
+            or (multi and "file" in entry)
+        ):
             raise DiscoveryError(
-                f"{where}: needs name and file; unknown keys {unknown}; "
+                f"{where}: needs name and file (or views and calibration, not file, for a "
+                f"multi-camera session); unknown keys {unknown}; "
                 f"valid keys: {', '.join(_MANIFEST_KEYS)}"
             )
         name = check_session_name(entry["name"], where)
         if name in sessions:
             raise DiscoveryError(f"{where}: session name {name!r} is repeated")
-        file = str(entry["file"])
-        if "://" in file or file.startswith("/"):
-            url = file
-        elif ".." in file.split("/"):
-            raise DiscoveryError(f"{where}: file {file!r} must stay inside the archive")
-        else:
-            url = _full(fs, f"{root}/{file}")
+        views = entry.get("views") or {}
+        if multi and (not isinstance(views, dict) or not views):
+            raise DiscoveryError(f"{where}: views: expected a mapping of camera name to file")
+        url = _entry_url(fs, root, entry["calibration"] if multi else entry["file"], where)
         options = {**archive.options, **(entry.get("options") or {})}
         sessions[name] = SessionSource(
-            name, url, entry.get("format", archive.format), entry.get("fps", archive.fps), options
+            name,
+            url,
+            entry.get("format", archive.format),
+            entry.get("fps", archive.fps),
+            options,
+            views={str(v): _entry_url(fs, root, f, f"{where}: views") for v, f in views.items()},
+            calibration=url if multi else None,
+            frame_offset=dict(entry.get("frame_offset") or {}),
         )
     return list(sessions.values())
+
+
+def _entry_url(fs: Any, root: str, file: Any, where: str) -> str:
+    """A manifest file entry as a path or URL (relative ones inside the archive)."""
+    file = str(file)
+    if "://" in file or file.startswith("/"):
+        return file
+    if ".." in file.split("/"):
+        raise DiscoveryError(f"{where}: file {file!r} must stay inside the archive")
+    return _full(fs, f"{root}/{file}")
 
 
 def discover_sessions(archive: ArchiveConfig) -> list[SessionSource]:

@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.archive.discover import SessionSource
+from pipeline.archive.views import read_views, views_fingerprint
 from pipeline.provenance.fingerprint import kinefit_version, store_signature
 from pipeline.provenance.hashing import json_sha256, text_sha256, tree_sha256
 from pipeline.store import DEFAULT_CHUNK_FRAMES, write_tracks
 from pipeline.store.fit import store_attrs
 from pipeline.tracks import read_tracks
 
-__all__ = ["IngestReport", "ingest_fingerprint", "ingest_session", "local_copy"]
+__all__ = ["IngestReport", "ingest_fingerprint", "ingest_session", "ingest_views", "local_copy"]
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,20 @@ def ingest_session(
     pipeline.tracks.TracksError
         The file is malformed (nothing is written, an existing store is kept).
     """
+    if source.views:
+        return ingest_views(
+            {v: local_copy(u) for v, u in source.views.items()},
+            local_copy(source.calibration or ""),
+            out,
+            session=source.name,
+            chunk_frames=chunk_frames,
+            force=force,
+            unit=source.options.get("unit"),
+            frame_offset=source.frame_offset or None,
+            fps=source.fps,
+            format=source.format,
+            options={k: v for k, v in source.options.items() if k != "unit"},
+        )
     t0 = time.perf_counter()
     out = Path(out)
     local = local_copy(source.url)
@@ -164,9 +179,9 @@ def ingest_session(
             float(attrs.get("fps") or 0.0),
             time.perf_counter() - t0,
         )
-    ds = read_tracks(
-        local, format=source.format, fps=source.fps, to_unit=to_unit, **dict(source.options)
-    )
+    options = dict(source.options)  # an archive's reader options may say to_unit too
+    to_unit = options.pop("to_unit", to_unit)
+    ds = read_tracks(local, format=source.format, fps=source.fps, to_unit=to_unit, **options)
     sizes = ds.sizes
     ds.attrs.update(
         session=source.name,
@@ -188,5 +203,107 @@ def ingest_session(
         sizes["keypoint"],
         sizes["individual"],
         float(ds.attrs["fps"]),
+        time.perf_counter() - t0,
+    )
+
+
+def ingest_views(
+    views: dict[str, str | Path],
+    calibration: str | Path,
+    out: str | Path,
+    *,
+    session: str | None = None,
+    chunk_frames: int = DEFAULT_CHUNK_FRAMES,
+    force: bool = False,
+    unit: str | None = None,
+    frame_offset: dict[str, int] | None = None,
+    fps: float | None = None,
+    format: str | None = None,
+    options: dict[str, Any] | None = None,
+) -> IngestReport:
+    """Read one 2D file per camera plus the calibration into a multi-view tracks store.
+
+    Parameters
+    ----------
+    views : dict of str to path
+        View (camera) name -> 2D tracks file; matched to the calibration's cameras by name.
+    calibration : str or Path
+        Calibration file (:func:`pipeline.cameras.read_calibration`).
+    out : str or Path
+        Multi-view tracks store to write (:mod:`pipeline.tracks.multiview`).
+    session : str, optional
+        Session name (default: ``out``'s stem).
+    chunk_frames : int
+    force : bool
+        Rewrite even if the store is current (same files, calibration and settings).
+    unit, frame_offset, fps, format, options
+        As in :func:`pipeline.archive.views.read_views`.
+
+    Returns
+    -------
+    IngestReport
+
+    Raises
+    ------
+    CameraError, TracksError
+        See :func:`~pipeline.archive.views.read_views`; nothing is written.
+    """
+    t0 = time.perf_counter()
+    out = Path(out)
+    session = session or out.name.split(".")[0]
+    options = dict(options or {})
+    settings = {
+        "unit": unit,
+        "frame_offset": sorted((frame_offset or {}).items()),
+        "fps": fps,
+        "format": format,
+        "options": sorted(options.items()),
+        "chunk_frames": chunk_frames,
+        "session": session,
+        "kinefit": kinefit_version(),
+    }
+    fingerprint = views_fingerprint(views, calibration, settings)
+    attrs = store_attrs(out)
+    if out.exists() and attrs.get("ds_type") != "poses":
+        raise FileExistsError(f"{out}: exists and is not a tracks store; refusing to replace it")
+    if not force and attrs.get("ingest_fingerprint") == fingerprint:
+        return IngestReport(
+            session,
+            out,
+            True,
+            int(attrs.get("n_frames", 0)),
+            int(attrs.get("n_keypoints", 0)),
+            int(attrs.get("n_individuals", 0)),
+            float(attrs.get("fps") or 0.0),
+            time.perf_counter() - t0,
+        )
+    ds = read_views(
+        views,
+        calibration,
+        unit=unit,
+        frame_offset=frame_offset,
+        fps=fps,
+        format=format,
+        session=session,
+        **options,
+    )
+    sizes = ds.sizes
+    ds.attrs.update(
+        ingest_fingerprint=fingerprint,
+        n_frames=sizes["time"],
+        n_keypoints=sizes["keypoint"],
+        n_individuals=sizes["individual"],
+        n_views=sizes["view"],
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_tracks(ds, out, chunk_frames=chunk_frames, overwrite=True)
+    return IngestReport(
+        session,
+        out,
+        False,
+        sizes["time"],
+        sizes["keypoint"],
+        sizes["individual"],
+        float(ds.attrs["fps"] or 0.0),
         time.perf_counter() - t0,
     )

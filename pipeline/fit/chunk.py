@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.bodyplan import BodyPlan
+from pipeline.fit.views import ViewSetup
 from pipeline.solve import FitResult, SolverConfig, solve_sequence
 from pipeline.store.atomic import retry_io
 from pipeline.store.chunks import mark_done, write_chunk
@@ -45,6 +46,7 @@ class ChunkTask:
     start: int
     stop: int
     overlap_frames: int
+    views: ViewSetup | None = None
 
 
 def _weights(confidence: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -54,7 +56,9 @@ def _weights(confidence: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return np.where(observed, weight, 0.0)
 
 
-def _values(results: list[FitResult], keep: slice) -> dict[str, np.ndarray]:
+def _values(
+    results: list[FitResult], keep: slice, reprojection: list[np.ndarray]
+) -> dict[str, np.ndarray]:
     """The store's time variables from one result per individual (fields share the names).
 
     Individuals go on the store's ``individual`` axis (after ``time``; last for
@@ -67,6 +71,8 @@ def _values(results: list[FitResult], keep: slice) -> dict[str, np.ndarray]:
             values[name] = np.stack(parts, axis=-1).transpose(0, 2, 1, 3)
         else:
             values[name] = np.stack(parts, axis=1)
+    if reprojection:  # 2D fits: (time, view, keypoint, individual)
+        values["reprojection_error"] = np.stack([r[keep] for r in reprojection], axis=-1)
     return values
 
 
@@ -91,15 +97,22 @@ def fit_chunk(
     """
     t0 = time.perf_counter()
     lo = max(task.start - task.overlap_frames, 0)
-    position = read_frames(task.tracks, "position", DIMS, lo, task.stop)
-    confidence = read_frames(task.tracks, "confidence", CONFIDENCE_DIMS, lo, task.stop)
+    dims = task.views.dims if task.views else (DIMS, CONFIDENCE_DIMS)
+    position = read_frames(task.tracks, "position", dims[0], lo, task.stop)
+    confidence = read_frames(task.tracks, "confidence", dims[1], lo, task.stop)
     t1 = time.perf_counter()
     keep = slice(task.start - lo, None)
-    per_individual, seams = [], []
+    per_individual, seams, reprojection = [], [], []
     for i in range(position.shape[-1]):
-        targets = task.mapping.gather(position[..., i], axis=2).transpose(0, 2, 1)
-        weights = _weights(task.mapping.gather(confidence[..., i], axis=1), targets)
-        result = solve_sequence(task.plan, targets, weights, task.config)
+        if task.views is None:
+            targets = task.mapping.gather(position[..., i], axis=2).transpose(0, 2, 1)
+            weights = _weights(task.mapping.gather(confidence[..., i], axis=1), targets)
+            result = solve_sequence(task.plan, targets, weights, task.config)
+        else:
+            result, error = task.views.solve(
+                task.plan, task.config, task.mapping, position[..., i], confidence[..., i]
+            )
+            reprojection.append(error)
         per_individual.append(result)
         seam = np.full((max(task.overlap_frames, 1), task.plan.n_dofs), np.nan)
         if task.start > lo:
@@ -107,7 +120,7 @@ def fit_chunk(
         seams.append(seam)
     t2 = time.perf_counter()
 
-    values = _values(per_individual, keep)
+    values = _values(per_individual, keep, reprojection)
     seam = np.stack(seams, axis=1) if task.k > 0 and task.overlap_frames > 0 else None
 
     def store(attempt: int) -> tuple[float, float, float, float]:

@@ -21,6 +21,7 @@ from pipeline.bodyplan import BodyPlan, body_plan_sha256, body_plan_to_dict
 from pipeline.cluster import run_tasks
 from pipeline.errors import FitError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
+from pipeline.fit.views import ViewSetup
 from pipeline.provenance import fingerprint as fp
 from pipeline.provenance.hashing import canonical_json
 from pipeline.solve import SolverConfig
@@ -95,6 +96,8 @@ class SessionJob:
         The fit's fingerprint, the tracks' content digest and their stat signature.
     chunk_task : callable
         Called as ``chunk_task(ChunkTask)`` once per chunk (:func:`fit_chunk`).
+    views : ViewSetup or None
+        How a 2D session is observed (:mod:`pipeline.fit.views`); None for 3D.
     """
 
     out: Path
@@ -108,6 +111,7 @@ class SessionJob:
     input_sha: str
     signature: str
     chunk_task: Callable[[ChunkTask], Any] = fit_chunk
+    views: ViewSetup | None = None
 
     def report(self, t0: float, **fields: Any) -> FitReport:
         """A :class:`FitReport` of this job; ``fields`` are the run's own."""
@@ -148,6 +152,7 @@ def _provenance(job: SessionJob) -> dict[str, Any]:
         "chunk_frames": layout.chunk_frames,
         "overlap_frames": layout.overlap_frames,
         "n_chunks": layout.n_chunks,
+        **(job.views.attrs() if job.views else {}),
     }
 
 
@@ -220,6 +225,7 @@ def fit_stores(
             k,
             *layout.bounds(k),
             layout.overlap_frames,
+            views=job.views,
         )
         for k in range(layout.n_chunks)
         if not done[k]

@@ -35,10 +35,12 @@ from typing import Any
 import numpy as np
 
 from pipeline.bodyplan import BodyPlan, body_plan_sha256, load_body_plan
-from pipeline.errors import ConfigError, FitError, TracksError
+from pipeline.errors import ConfigError, FitError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
 from pipeline.fit.run import FitReport, SessionJob, current_fit, fit_stores
+from pipeline.fit.views import scan_views, view_setup
 from pipeline.provenance import fingerprint as fp
+from pipeline.provenance.hashing import json_sha256
 from pipeline.solve import SolverConfig
 from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES, FitLayout, store_attrs
 from pipeline.store.lock import session_lock
@@ -86,13 +88,17 @@ def fit_session(
     progress: Callable[[int, int], None] | None = None,
     check_units: bool = True,
     chunk_task: Callable[[ChunkTask], Any] = fit_chunk,
+    multiview: str = "direct",
+    image_scale: float = 1.0,
 ) -> FitReport:
     """Fit every individual of a session; write the fit store ``out``.
 
     Parameters
     ----------
     tracks : str or Path
-        Tracks zarr store (:func:`pipeline.store.write_tracks`); 3-D positions.
+        Tracks zarr store (:func:`pipeline.store.write_tracks`): 3-D positions, 2-D image
+        coordinates (fitted on the image plane), or a multi-view store of pixels with its
+        cameras (:mod:`pipeline.tracks.multiview`); see :mod:`pipeline.fit.views`.
     plan : BodyPlan, str or Path
         Body plan or its JSON file.
     config : SolverConfig
@@ -117,6 +123,11 @@ def fit_session(
     chunk_task : callable
         Run once per chunk as ``chunk_task(ChunkTask)``: :func:`~pipeline.fit.chunk.
         fit_chunk`, or a wrapper of it (it must be picklable for a cluster).
+    multiview : {"direct", "triangulate"}
+        Multi-view stores: fit every view's pixels at once (default), or the baseline,
+        triangulate each keypoint (DLT) and fit the 3D points.
+    image_scale : float
+        2-D image-plane tracks: the body plan's length per pixel (1: a plan in pixels).
 
     Returns
     -------
@@ -134,13 +145,9 @@ def fit_session(
     t0 = time.perf_counter()
     tracks_path, out = str(Path(tracks).resolve()), Path(out)
     ds = open_tracks(tracks_path)
-    if ds.sizes["space"] != 3:
-        raise TracksError(
-            f"{tracks_path}: space has {ds.sizes['space']} components; fit_session fits 3-D "
-            "tracks (x, y, z)"
-        )
     _check_out(out, tracks_path)
     plan = plan if isinstance(plan, BodyPlan) else load_body_plan(plan)
+    views = view_setup(ds, plan, multiview=multiview, image_scale=image_scale, source=tracks_path)
     mapping = map_keypoints(
         ds["keypoint"].values, plan.joint_names, keypoint_map, source=tracks_path
     )
@@ -157,6 +164,7 @@ def fit_session(
         dofs=plan.dof_names,
         chunk_frames=chunk_frames,
         overlap_frames=overlap_frames,
+        views=views.views if views else (),
     )
     signature = fp.store_signature(tracks_path)
 
@@ -174,6 +182,7 @@ def fit_session(
             input_sha=input_sha,
             signature=signature,
             chunk_task=chunk_task,
+            views=views,
         )
 
     current = store_attrs(out)
@@ -186,13 +195,17 @@ def fit_session(
             )
     mapped = [k for k in mapping.joint_keypoint if k >= 0]
     joints = [j for j, k in enumerate(mapping.joint_keypoint) if k >= 0]
-    reference = reference_points(plan, joints) if check_units else None
-    scan = fp.scan_input(tracks_path, ds, mapped, client, reference)
-    check_scale(scan.scale, plan, source=tracks_path, unit=ds.attrs.get("unit"))
+    if views is not None and views.kind == "cameras":
+        digest = scan_views(tracks_path, ds, mapped, views, client)
+    else:
+        reference = reference_points(plan, joints) if check_units and views is None else None
+        scan = fp.scan_input(tracks_path, ds, mapped, client, reference)
+        check_scale(scan.scale, plan, source=tracks_path, unit=ds.attrs.get("unit"))
+        digest = scan.digest if views is None else json_sha256([scan.digest, views.recipe()])
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         with session_lock(out):
-            return fit_stores(job(scan.digest), client, force, progress, t0)
+            return fit_stores(job(digest), client, force, progress, t0)
     except OSError as exc:
         raise FitError(
             f"{out}: cannot write the fit store in {out.parent}: {exc.strerror or exc}"

@@ -23,7 +23,13 @@ import xarray as xr
 
 from pipeline.inspect.tables import summary_table
 from pipeline.inspect.validate import InspectError
-from pipeline.store.fit import SCHEMA_VERSION, FitStoreError, open_fit, store_attrs
+from pipeline.store.fit import (
+    READABLE_SCHEMA_VERSIONS,
+    SCHEMA_VERSION,
+    FitStoreError,
+    open_fit,
+    store_attrs,
+)
 from pipeline.store.tracks import open_tracks
 
 __all__ = ["FitArchive", "find_fit_stores", "observed_positions", "open_archive", "open_observed"]
@@ -69,7 +75,7 @@ def find_fit_stores(root: str | Path) -> tuple[dict[str, Path], dict[str, str]]:
         attrs = store_attrs(path)
         if not _is_fit(attrs):
             return
-        if attrs.get("schema_version") != SCHEMA_VERSION:
+        if attrs.get("schema_version") not in READABLE_SCHEMA_VERSIONS:
             problems[str(path)] = (
                 f"fit store schema_version {attrs.get('schema_version')!r}, "
                 f"this kinefit reads {SCHEMA_VERSION}"

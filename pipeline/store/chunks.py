@@ -68,7 +68,8 @@ async def _write_region(path: str, k: int, frames, values, seam) -> None:
     """
     start, stop = frames
     group = await zarr.api.asynchronous.open_group(store=path, mode="r+", zarr_format=3)
-    names = list(TIME_VARIABLES) + (["seam_dof_value"] if seam is not None else [])
+    extra = [n for n in values if n not in TIME_VARIABLES]  # VIEW_VARIABLES of 2D fits
+    names = [*TIME_VARIABLES, *extra] + (["seam_dof_value"] if seam is not None else [])
     arrays = await asyncio.gather(*(group.getitem(n) for n in names))
     writes = []
     for name, array in zip(names, arrays, strict=True):

@@ -12,10 +12,16 @@ Layout (DESIGN.md "Data contracts", names exact)::
     max_error         (time, individual)                 float32
     iterations        (time, individual)                 int32    fill -1 (never written)
     converged         (time, individual)                 bool
+    stop_reason       (time, individual)                 int8     0 converged, 1 max_iterations,
+                                                                  2 stalled, 3 no_observations;
+                                                                  fill -1 (never written)
+    objective         (time, individual)                 float32  the solver's objective
     limit_active      (time, individual, dof)            bool
     seam_dof_value    (seam, overlap, individual, dof)   float64  a chunk's warm-up solve
     seam_disagreement (seam, individual)                 float32  max |seam_dof_value -
                                                                   dof_value| at the seam
+    reprojection_error (time, view, keypoint, individual) float32 pixels; multi-view and
+                                                                  image-plane fits only
 
 ``seam`` has one entry per time chunk (the seam at the chunk's first frame; entry 0 is
 NaN); ``overlap`` indexes the ``overlap_frames`` frames before the seam. Time variables
@@ -41,7 +47,11 @@ from pipeline.errors import FitStoreError
 from pipeline.store.seams import create_tail
 from pipeline.tracks.schema import TracksError, validate_tracks
 
-SCHEMA_VERSION = 1
+#: 2: per-frame ``stop_reason`` and ``objective``; multi-view and image-plane fits add
+#: ``reprojection_error`` and the ``view`` coord.
+SCHEMA_VERSION = 2
+#: Schema versions :func:`open_fit` reads (older stores still open).
+READABLE_SCHEMA_VERSIONS = (1, 2)
 MARKERS = "_kinefit"
 TIMING_FIELDS: tuple[str, ...] = ("read_s", "solve_s", "write_s", "total_s")
 
@@ -67,6 +77,16 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, Any, dict[str, str]]] = {
     "max_error": (("time", "individual"), "float32", np.nan, {"units": "length"}),
     "iterations": (("time", "individual"), "int32", -1, {"missing": "-1"}),
     "converged": (("time", "individual"), "bool", False, {}),
+    "stop_reason": (
+        ("time", "individual"),
+        "int8",
+        -1,
+        {
+            "codes": "0 converged, 1 max_iterations, 2 stalled, 3 no_observations",
+            "missing": "-1",
+        },
+    ),
+    "objective": (("time", "individual"), "float32", np.nan, {"units": "observation unit^2"}),
     "limit_active": (("time", "individual", "dof"), "bool", False, {}),
     "seam_dof_value": (
         ("seam", "overlap", "individual", "dof"),
@@ -79,6 +99,15 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, Any, dict[str, str]]] = {
         "float32",
         np.nan,
         {"meaning": "max |seam_dof_value - dof_value| over the overlap frames and DOFs"},
+    ),
+}
+#: Variables of 2D fits only (a fit store has them when its layout has views).
+VIEW_VARIABLES: dict[str, tuple[tuple[str, ...], str, Any, dict[str, str]]] = {
+    "reprojection_error": (
+        ("time", "view", "keypoint", "individual"),
+        "float32",
+        np.nan,
+        {"units": "px", "meaning": "pixel distance of the fitted keypoint to the detection"},
     ),
 }
 #: Warm-up frames solved before each chunk (``FitLayout.overlap_frames``) by default.
@@ -100,6 +129,9 @@ class FitLayout:
         Frames per time chunk, and per task.
     overlap_frames : int
         Warm-up frames each chunk solves before its first frame.
+    views : tuple of str
+        Camera views of a 2D fit (``("image",)`` for an image-plane fit); empty for 3D.
+        With views the store has :data:`VIEW_VARIABLES` too.
     """
 
     time: np.ndarray
@@ -108,6 +140,11 @@ class FitLayout:
     dofs: tuple[str, ...]
     chunk_frames: int
     overlap_frames: int
+    views: tuple[str, ...] = ()
+
+    def variables(self) -> dict[str, tuple[tuple[str, ...], str, Any, dict[str, str]]]:
+        """The store's variables: :data:`VARIABLES`, plus :data:`VIEW_VARIABLES` with views."""
+        return {**VARIABLES, **(VIEW_VARIABLES if self.views else {})}
 
     @property
     def n_frames(self) -> int:
@@ -136,6 +173,7 @@ class FitLayout:
             "dof": len(self.dofs),
             "seam": self.n_chunks,
             "overlap": max(self.overlap_frames, 1),
+            "view": len(self.views),
         }
 
 
@@ -152,7 +190,7 @@ _COMPRESSORS = (zarr.codecs.BloscCodec(cname="lz4", clevel=1, shuffle="shuffle")
 def _template(layout: FitLayout, attrs: Mapping[str, Any]) -> tuple[xr.Dataset, dict]:
     sizes = layout.sizes()
     data, encoding = {}, {}
-    for name, (dims, dtype, fill, var_attrs) in VARIABLES.items():
+    for name, (dims, dtype, fill, var_attrs) in layout.variables().items():
         shape = tuple(sizes[d] for d in dims)
         # one dask chunk per variable: the template is never computed (metadata only), and
         # a graph of one task per store chunk took longer to build than the store
@@ -173,6 +211,7 @@ def _template(layout: FitLayout, attrs: Mapping[str, Any]) -> tuple[xr.Dataset, 
         "dof": _names(layout.dofs),
         "seam": start,
         "overlap": np.arange(-sizes["overlap"], 0),
+        **({"view": _names(layout.views)} if layout.views else {}),
     }
     return xr.Dataset(data, coords=coords, attrs=dict(attrs)), encoding
 
@@ -258,16 +297,16 @@ def open_fit(path: str | Path) -> xr.Dataset:
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such fit store")
     attrs = store_attrs(path)
-    if attrs.get("schema_version") != SCHEMA_VERSION or "fingerprint" not in attrs:
+    if attrs.get("schema_version") not in READABLE_SCHEMA_VERSIONS or "fingerprint" not in attrs:
         raise FitStoreError(
             f"{path}: not a kinefit fit store (schema_version {attrs.get('schema_version')!r}, "
-            f"expected {SCHEMA_VERSION})"
+            f"expected one of {READABLE_SCHEMA_VERSIONS})"
         )
     if not attrs.get("complete"):
         raise FitStoreError(f"{path}: the fit store is incomplete; rerun the fit to finish it")
     ds = xr.open_zarr(path, consolidated=False)
-    names = ("individual", "space", "quat", "joint", "keypoint", "dof")
-    return ds.assign_coords({n: _names(ds[n].values.tolist()) for n in names})
+    names = ("individual", "space", "quat", "joint", "keypoint", "dof", "view")
+    return ds.assign_coords({n: _names(ds[n].values.tolist()) for n in names if n in ds.coords})
 
 
 def fitted_poses(fit: xr.Dataset) -> xr.Dataset:

@@ -12,8 +12,8 @@ import zarr
 
 from pipeline.errors import ConfigError
 from pipeline.store.atomic import building
-from pipeline.tracks.schema import PLURAL_DIMS, TracksError, validate_tracks
 from pipeline.tracks.multiview import is_multiview, validate_multiview
+from pipeline.tracks.schema import PLURAL_DIMS, TracksError, validate_tracks
 
 #: Default frames per zarr chunk of a tracks store.
 DEFAULT_CHUNK_FRAMES = 4096

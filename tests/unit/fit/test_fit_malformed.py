@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from pipeline.bodyplan import load_body_plan, mannequin
+from pipeline.errors import ConfigError
 from pipeline.fit import fit_session
 from pipeline.solve import SolverConfig
 from pipeline.store import write_tracks
@@ -54,9 +55,13 @@ def test_wrong_space_size(plan, good, tmp_path):
     )
 
 
-def test_two_dimensional_tracks_are_refused(plan, good, tmp_path):
+def test_two_dimensional_tracks_with_a_bad_image_scale(plan, good, tmp_path):
+    # 2-D tracks are fitted on the image plane (pipeline.fit.views); the scale must be > 0
     flat = write_tracks(good.isel(space=[0, 1]), tmp_path / "t.zarr")
-    _fails(flat, plan, "space has 2 components; fit_session fits 3-D tracks", tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(ConfigError, match="image_scale: must be a positive length per pixel"):
+        fit_session(flat, plan, SolverConfig(), tmp_path / "fit.zarr", image_scale=0.0)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 def test_no_keypoint_maps_to_any_joint(good, tmp_path):

@@ -1,0 +1,179 @@
+"""Read one 2D tracks file per camera plus their calibration into one multi-view dataset.
+
+:func:`read_views` reads every view's file with the reader registry
+(:func:`pipeline.tracks.read_tracks`: DeepLabCut, SLEAP, LightningPose, ...), reads the
+calibration (:func:`pipeline.cameras.read_calibration`), matches views to cameras by name
+(any order, :func:`pipeline.cameras.match_views`), checks that every view tracks the same
+keypoints and individuals, aligns the frames (:mod:`pipeline.tracks.multiview`'s sync rule)
+and returns a validated multi-view dataset. Everything is checked before anything is
+written: each problem is one :class:`~pipeline.errors.TracksError` or
+:class:`~pipeline.errors.CameraError` naming the file, the view and the valid choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from pipeline.cameras import Camera, match_views, read_calibration
+from pipeline.errors import TracksError
+from pipeline.provenance.hashing import json_sha256, tree_sha256
+from pipeline.tracks import read_tracks
+from pipeline.tracks.multiview import make_multiview_dataset
+
+__all__ = ["read_views", "views_fingerprint"]
+
+
+def _names(ds: xr.Dataset, dim: str) -> list[str]:
+    return [str(v) for v in ds[dim].values.tolist()]
+
+
+def _check_same(dim: str, first: tuple[str, Path, list[str]], other: tuple[str, Path, list[str]]):
+    (v0, p0, n0), (v, p, n) = first, other
+    if n != n0:
+        only, lacks = sorted(set(n) - set(n0)), sorted(set(n0) - set(n))
+        detail = f"extra {only}, missing {lacks}" if only or lacks else f"order {n} vs {n0}"
+        raise TracksError(
+            f"{p}: view {v!r}: its {dim}s differ from view {v0!r}'s ({p0}): {detail}; every "
+            f"view of a session must track the same {dim}s"
+        )
+
+
+def _offsets(views: list[str], offsets: Mapping[str, int] | None, source: str) -> list[int]:
+    offsets = dict(offsets or {})
+    unknown = sorted(set(offsets) - set(views))
+    if unknown:
+        raise TracksError(f"{source}: frame offsets for unknown views {unknown}; views: {views}")
+    out = []
+    for v in views:
+        value = offsets.get(v, 0)
+        if not isinstance(value, int | np.integer) or value < 0:
+            raise TracksError(f"{source}: view {v!r}: frame offset must be >= 0, got {value!r}")
+        out.append(int(value))
+    return out
+
+
+def read_views(
+    views: Mapping[str, str | Path],
+    calibration: str | Path,
+    *,
+    unit: str | None = None,
+    frame_offset: Mapping[str, int] | None = None,
+    fps: float | None = None,
+    format: str | None = None,
+    session: str | None = None,
+    **options: Any,
+) -> xr.Dataset:
+    """A multi-view tracks dataset from one 2D file per camera and a calibration file.
+
+    Parameters
+    ----------
+    views : mapping of str to path
+        View (camera) name -> its 2D tracks file, e.g. ``{"camA": "a.csv"}``; any order.
+    calibration : str or Path
+        Anipose/Pose2Sim TOML or OpenCV YAML/JSON with a camera of each view's name.
+    unit : str, optional
+        Length unit of the calibration's extrinsics when the file records none.
+    frame_offset : mapping of str to int, optional
+        Per view, the frame of its file that is session frame 0 (default 0). Without
+        offsets every file must have the same number of frames.
+    fps : float, optional
+        Frame rate for files that do not record it.
+    format : str, optional
+        Reader name for every view (default: by suffix and content).
+    session : str, optional
+        Session name.
+    **options
+        Reader options for every view.
+
+    Returns
+    -------
+    xarray.Dataset
+        Validated multi-view tracks (:mod:`pipeline.tracks.multiview`).
+
+    Raises
+    ------
+    CameraError
+        The calibration is malformed, or has no camera named as a view.
+    TracksError
+        A view that is not 2D, whose keypoints or individuals differ from the others',
+        frame counts that differ without declared offsets, or a bad offset.
+    FileNotFoundError
+        A file does not exist.
+    """
+    if not views:
+        raise TracksError("no views given; pass --views NAME=FILE ... (one per camera)")
+    names = [str(v) for v in views]
+    calibration = Path(calibration)
+    cameras: list[Camera] = match_views(
+        read_calibration(calibration, unit=unit), names, source=str(calibration)
+    )
+    offsets = _offsets(names, frame_offset, str(calibration))
+    read = []
+    for name, path in views.items():
+        path = Path(path)
+        ds = read_tracks(path, format=format, fps=fps, **options)
+        if ds.sizes["space"] != 2:
+            raise TracksError(
+                f"{path}: view {name!r}: {ds.sizes['space']}-D tracks; a camera view has 2D "
+                "pixel keypoints (x, y)"
+            )
+        read.append((name, path, ds))
+    first = read[0]
+    for dim in ("keypoint", "individual"):
+        for other in read[1:]:
+            _check_same(
+                dim,
+                (first[0], first[1], _names(first[2], dim)),
+                (other[0], other[1], _names(other[2], dim)),
+            )
+    counts = [ds.sizes["time"] for _, _, ds in read]
+    if frame_offset is None and len(set(counts)) > 1:
+        listing = ", ".join(f"{v}: {n}" for v, n in zip(names, counts, strict=True))
+        raise TracksError(
+            f"{calibration.parent}: the views have different frame counts ({listing}) and no "
+            "frame offset is declared; pass --offset VIEW=N (frame N of that view's file is "
+            "session frame 0) or trim the files"
+        )
+    n = min(c - o for c, o in zip(counts, offsets, strict=True))
+    if n <= 0:
+        raise TracksError(f"{calibration.parent}: the frame offsets {offsets} leave no frames")
+    position = np.stack(
+        [ds["position"].values[o : o + n] for (_, _, ds), o in zip(read, offsets, strict=True)], 1
+    )
+    confidence = np.stack(
+        [ds["confidence"].values[o : o + n] for (_, _, ds), o in zip(read, offsets, strict=True)],
+        1,
+    )
+    rates = {ds.attrs.get("fps") for _, _, ds in read}
+    if len(rates) > 1:
+        raise TracksError(f"{calibration.parent}: the views have different frame rates {rates}")
+    return make_multiview_dataset(
+        position,
+        confidence,
+        cameras=cameras,
+        keypoints=_names(first[2], "keypoint"),
+        individuals=_names(first[2], "individual"),
+        fps=first[2].attrs.get("fps"),
+        frame_offset=offsets,
+        source_software=first[2].attrs.get("source_software") or "unknown",
+        session=session,
+        view_files=[str(p) for _, p, _ in read],
+        extra_attrs={"calibration_file": str(calibration)},
+    )
+
+
+def views_fingerprint(
+    views: Mapping[str, str | Path], calibration: str | Path, settings: Mapping[str, Any]
+) -> str:
+    """sha256 of every view file's bytes, the calibration's, and the reading settings."""
+    recipe = {
+        "views": {str(v): tree_sha256(p) for v, p in views.items()},
+        "calibration": tree_sha256(calibration),
+        "settings": {k: str(v) for k, v in sorted(settings.items())},
+    }
+    return json_sha256(recipe)

@@ -1,0 +1,268 @@
+"""2D sessions in a session fit: through calibrated cameras, or on the image plane.
+
+A :class:`ViewSetup` says how a 2D tracks store is observed and is what a chunk task
+needs to fit it (it travels in the task, small and picklable):
+
+* ``kind="cameras"``: a multi-view store (:mod:`pipeline.tracks.multiview`, one or more
+  calibrated cameras). ``multiview="direct"`` fits the skeleton to every view's pixels
+  at once (:class:`~pipeline.solve.mappers.CalibratedCameras`; the cold start
+  triangulates the keypoints two views see and fits the root rigidly to them);
+  ``multiview="triangulate"`` is the baseline: DLT per keypoint
+  (:func:`pipeline.cameras.triangulate`, weighted by confidence, >= 2 views), then the
+  3D fit of the triangulated points.
+* ``kind="image"``: plain 2D tracks (one camera, no calibration): the image plane is the
+  world's XY plane (:class:`~pipeline.solve.XYView`), pixels times ``image_scale`` (the
+  body plan's length per pixel; 1 when the plan is drawn in pixels). The image's y axis
+  points down, so the world frame is mirrored: left and right swap against a right-handed
+  view from above.
+
+DOFs one view cannot determine are flagged: :func:`observability` is the column norm of
+the observation Jacobian per coordinate at the plan's neutral pose (root position, root
+rotation increments, then the DOFs), observable when above 1e-6 of the largest. The fit
+store records it in the attrs ``dof_observable`` (coordinate name -> bool); the neutral
+prior (and the LM damping, for the root) holds the unobservable ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import xarray as xr
+
+from pipeline.bodyplan import BodyPlan
+from pipeline.cameras import Camera, pack, project, triangulate
+from pipeline.cluster import run_tasks
+from pipeline.errors import ConfigError, TracksError
+from pipeline.kinematics.forward import jacobian
+from pipeline.provenance.fingerprint import BlockDigest, block_ranges, combine_digests
+from pipeline.provenance.hashing import json_sha256, new_digest
+from pipeline.solve import FitResult, SolverConfig, XYView, solve_sequence
+from pipeline.solve.mappers import CalibratedCameras
+from pipeline.store.tracks import read_frames
+from pipeline.tracks.mapping import KeypointMapping
+from pipeline.tracks.multiview import (
+    MULTIVIEW_CONFIDENCE_DIMS,
+    MULTIVIEW_DIMS,
+    is_multiview,
+    session_cameras,
+)
+from pipeline.tracks.schema import CONFIDENCE_DIMS, DIMS
+
+__all__ = ["MULTIVIEW_MODES", "ViewSetup", "observability", "scan_views", "view_setup"]
+
+MULTIVIEW_MODES = ("direct", "triangulate")
+#: Relative column norm under which a coordinate counts as unobservable.
+OBSERVABLE_RTOL = 1e-6
+
+
+def _weights(confidence: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """Confidence as weights: 1 where confidence is NaN but the keypoint is observed."""
+    observed = np.isfinite(targets).all(axis=-1)
+    weight = np.where(np.isnan(confidence), 1.0, np.clip(confidence, 0.0, None))
+    return np.where(observed, weight, 0.0)
+
+
+@dataclass(frozen=True)
+class ViewSetup:
+    """How a 2D session is observed (see the module docstring).
+
+    Attributes
+    ----------
+    kind : {"cameras", "image"}
+    views : tuple of str
+        View names (``("image",)`` for the image plane).
+    cameras : tuple of Camera
+        One per view (``kind="cameras"``).
+    multiview : {"direct", "triangulate"}
+    image_scale : float
+        Length per pixel (``kind="image"``).
+    observable : tuple of (str, bool)
+        :func:`observability` of the plan through these views.
+    """
+
+    kind: Literal["cameras", "image"]
+    views: tuple[str, ...]
+    cameras: tuple[Camera, ...] = ()
+    multiview: Literal["direct", "triangulate"] = "direct"
+    image_scale: float = 1.0
+    observable: tuple[tuple[str, bool], ...] = ()
+
+    @property
+    def dims(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Dim order to read ``position`` and ``confidence`` in."""
+        if self.kind == "cameras":
+            return MULTIVIEW_DIMS, MULTIVIEW_CONFIDENCE_DIMS
+        return DIMS, CONFIDENCE_DIMS
+
+    def recipe(self) -> dict[str, Any]:
+        """What shapes the fit besides the tracks' values (goes into the fingerprint)."""
+        return {
+            "kind": self.kind,
+            "views": list(self.views),
+            "cameras": [c.to_dict() for c in self.cameras],
+            "multiview": self.multiview if self.kind == "cameras" else None,
+            "image_scale": self.image_scale if self.kind == "image" else None,
+        }
+
+    def attrs(self) -> dict[str, Any]:
+        """Fit store attrs: the setup and the per-coordinate observability."""
+        return {
+            "observation": self.recipe(),
+            "dof_observable": dict(self.observable),
+            "unobservable": [name for name, ok in self.observable if not ok],
+        }
+
+    def solve(
+        self,
+        plan: BodyPlan,
+        config: SolverConfig,
+        mapping: KeypointMapping,
+        position: np.ndarray,
+        confidence: np.ndarray,
+    ) -> tuple[FitResult, np.ndarray]:
+        """Fit one individual's frames.
+
+        Parameters
+        ----------
+        position : (T, V, 2, K) or, image plane, (T, 2, K) array
+            Pixels of the track keypoints.
+        confidence : (T, V, K) or (T, K) array
+
+        Returns
+        -------
+        result : FitResult
+        reprojection : (T, V, J) array
+            Pixel distance of each fitted joint's projection to its detection (NaN where
+            not detected).
+        """
+        if self.kind == "image":
+            pix = mapping.gather(position, axis=2).transpose(0, 2, 1)[:, None]  # (T, 1, J, 2)
+            weights = _weights(mapping.gather(confidence, axis=1)[:, None], pix)
+            result = solve_sequence(
+                plan, pix[:, 0] * self.image_scale, weights[:, 0], config, mapper=XYView()
+            )
+            predicted = result.fitted_position[:, None, :, :2] / self.image_scale
+        else:
+            pix = mapping.gather(position, axis=3).transpose(0, 1, 3, 2)  # (T, V, J, 2)
+            weights = _weights(mapping.gather(confidence, axis=2), pix)
+            if self.multiview == "direct":
+                mapper = CalibratedCameras(self.cameras)
+                result = solve_sequence(plan, pix, weights, config, mapper=mapper)
+            else:
+                w = weights.transpose(0, 2, 1)  # (T, J, V)
+                points = triangulate(self.cameras, pix.transpose(0, 2, 1, 3), w)
+                seen = np.isfinite(points).all(-1)
+                w3 = np.where(seen, w.sum(-1) / np.maximum((w > 0).sum(-1), 1), 0.0)
+                result = solve_sequence(plan, points, w3, config)
+            fitted = np.asarray(result.fitted_position, np.float64)[:, :, None, :]
+            predicted = project(pack(self.cameras), fitted).transpose(0, 2, 1, 3)
+        error = np.sqrt(np.sum((predicted - pix) ** 2, axis=-1))
+        return result, np.where(weights > 0, error, np.nan)
+
+
+def observability(plan: BodyPlan, setup: ViewSetup) -> tuple[tuple[str, bool], ...]:
+    """Which coordinates the views determine, at the plan's neutral pose.
+
+    The image plane observes x and y; one camera is treated like it in its own frame
+    (depth along the optical axis unobserved); several cameras observe everything.
+
+    Returns
+    -------
+    tuple of (str, bool)
+        ``root_position/x|y|z``, ``root_rotation/x|y|z`` (free base), then each DOF.
+    """
+    jac = jacobian(plan, np.asarray(plan.neutral, dtype=np.float64))  # (J, 3, nr + N)
+    if setup.kind == "cameras" and len(setup.cameras) > 1:
+        rows = jac
+    else:
+        rot = setup.cameras[0].rotation_matrix if setup.kind == "cameras" else np.eye(3)
+        rows = np.einsum("ab,jbk->jak", rot[:2], jac)  # the plane the view sees
+    norms = np.sqrt(np.sum(rows**2, axis=(0, 1)))
+    ok = norms > OBSERVABLE_RTOL * max(float(norms.max(initial=0.0)), 1e-300)
+    root = (
+        []
+        if plan.fixed_base
+        else [f"root_{w}/{a}" for w in ("position", "rotation") for a in "xyz"]
+    )
+    names = root + list(plan.dof_names)
+    return tuple((n, bool(o)) for n, o in zip(names, ok, strict=True))
+
+
+def view_setup(
+    ds: xr.Dataset,
+    plan: BodyPlan,
+    *,
+    multiview: str = "direct",
+    image_scale: float = 1.0,
+    source: str = "<tracks>",
+) -> ViewSetup | None:
+    """The :class:`ViewSetup` of a tracks store; None for 3D tracks.
+
+    Raises
+    ------
+    ConfigError
+        An unknown ``multiview`` mode or a non-positive ``image_scale``.
+    TracksError
+        Cameras whose length unit differs from the body plan's.
+    """
+    if multiview not in MULTIVIEW_MODES:
+        raise ConfigError(f"multiview: {multiview!r} is not one of {', '.join(MULTIVIEW_MODES)}")
+    if not (np.isfinite(image_scale) and image_scale > 0):
+        raise ConfigError(f"image_scale: must be a positive length per pixel, got {image_scale}")
+    if is_multiview(ds):
+        cameras = tuple(session_cameras(ds, source))
+        unit = cameras[0].unit
+        if plan.unit and unit not in ("unknown", plan.unit):
+            raise TracksError(
+                f"{source}: the cameras' extrinsics are in {unit!r} but the body plan is in "
+                f"{plan.unit!r}; ingest again with the calibration in {plan.unit!r} "
+                "(--unit) or use a plan in the cameras' unit"
+            )
+        if multiview == "triangulate" and len(cameras) < 2:
+            raise ConfigError(f"{source}: multiview 'triangulate' needs two or more cameras")
+        setup = ViewSetup("cameras", tuple(c.name for c in cameras), cameras, multiview)  # type: ignore[arg-type]
+    elif ds.sizes["space"] == 2:
+        setup = ViewSetup("image", ("image",), image_scale=float(image_scale))
+    else:
+        return None
+    return ViewSetup(**{**setup.__dict__, "observable": observability(plan, setup)})
+
+
+def _block(path: str, start: int, stop: int) -> BlockDigest:
+    """Hash and check frames ``[start, stop)`` of a multi-view store (on a worker)."""
+    position = read_frames(path, "position", MULTIVIEW_DIMS, start, stop)
+    confidence = read_frames(path, "confidence", MULTIVIEW_CONFIDENCE_DIMS, start, stop)
+    for name, values in (("position", position), ("confidence", confidence)):
+        if np.isinf(values).any():
+            frame = start + int(np.argwhere(np.isinf(values))[0][0])
+            raise TracksError(
+                f"{path}: field {name!r}: infinite value at frame {frame}; missing is NaN"
+            )
+    digest = new_digest()
+    digest.update(position.tobytes())
+    digest.update(confidence.tobytes())
+    observed = np.isfinite(position).all(axis=2).any(axis=1).sum(axis=0)  # (K, I)
+    return BlockDigest(start, digest.hexdigest(), observed, None)
+
+
+def scan_views(tracks_path: str, ds: xr.Dataset, keypoints, setup: ViewSetup, client=None) -> str:
+    """Content digest of a multi-view store and its setup (checks as ``scan_input``).
+
+    Raises
+    ------
+    TracksError
+        An infinite value, an unreadable chunk, or no mapped keypoint observed anywhere.
+    """
+    args = [(tracks_path, a, b) for a, b in block_ranges(ds.sizes["time"])]
+    blocks, failures = run_tasks(_block, args, client)
+    if failures:
+        raise min(failures, key=lambda f: f[0][1])[1]
+    blocks = sorted(blocks, key=lambda b: b.start)
+    if sum(int(b.observed[list(keypoints)].sum()) for b in blocks) == 0:
+        raise TracksError(
+            f"{tracks_path}: all-NaN session: no keypoint that maps to a joint is observed in "
+            "any view and frame; nothing to fit"
+        )
+    return json_sha256({"tracks": combine_digests(ds, blocks), "setup": setup.recipe()})
