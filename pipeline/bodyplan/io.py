@@ -124,6 +124,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def required_version(plan: BodyPlan) -> int:
     """Lowest format version that can express ``plan`` (2 if any joint has a kind or angles)."""
+    if plan.calibration is not None:
+        return 2
     return 2 if any(j.kind is not None or j.angles is not None for j in plan.joints) else 1
 
 
@@ -192,6 +194,8 @@ def body_plan_to_dict(plan: BodyPlan) -> dict[str, Any]:
     if plan.unit is not None and out.get("x-unit") != plan.unit:
         # version 2 has the field; version 1 says it as x-unit
         out.update({"unit": plan.unit} if "version" in out else {"x-unit": plan.unit})
+    if plan.calibration is not None:
+        out["calibration"] = dict(plan.calibration)
     out["joints"] = [_joint_to_dict(j) for j in plan.joints]
     return out
 

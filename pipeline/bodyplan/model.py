@@ -193,6 +193,10 @@ class BodyPlan:
         Length unit of the plan's offsets and slides (``"m"``, ``"mm"``, ...): the
         version-2 field ``unit``, or ``x-unit`` in version 1; None when the file does not
         say. Informative (named by the scale check), not compared.
+    calibration : mapping or None
+        The version-2 field ``calibration``: what subject calibration may change
+        (:class:`pipeline.calibrate.params.CalibrationSpec`); not compared (it does not
+        change the kinematics) but part of the plan's sha256.
     """
 
     joints: tuple[Joint, ...]
@@ -202,6 +206,7 @@ class BodyPlan:
     source: str | None = field(default=None, compare=False, repr=False)
     extras: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     unit: str | None = field(default=None, compare=False)
+    calibration: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
 
     # ------------------------------------------------------------------ hashing
     # Plans key the compiled-model caches; hashing the joint tree on every solver call

@@ -53,7 +53,7 @@ __all__ = ["KNOWN_VERSIONS", "parse_plan"]
 
 #: Format versions this loader reads.
 KNOWN_VERSIONS: tuple[int, ...] = (1, 2)
-_TOP_KEYS = ("fixed_base", "joints", "version", "unit")
+_TOP_KEYS = ("fixed_base", "joints", "version", "unit", "calibration")
 _JOINT_KEYS_V1 = ("name", "parent", "offset_pos", "offset_quat", "weight_scaler", "dofs")
 _DOF_KEYS = ("type", "axis", "neutral", "limits", "weight_scaler", "name")
 
@@ -105,7 +105,9 @@ def parse_plan(data: Any, file: str) -> BodyPlan:
     _check_tree(joints, where)
     _check_dof_names(joints, where)
     _warn_unobservable(joints, file)
+    calibration = _parse_calibration(top, version, where)
     needed = 2 if any(j.kind is not None or j.angles is not None for j in joints) else 1
+    needed = 2 if calibration is not None else needed
     return BodyPlan(
         joints=tuple(joints),
         fixed_base=fixed_base,
@@ -113,7 +115,24 @@ def parse_plan(data: Any, file: str) -> BodyPlan:
         name=name if isinstance(name, str) else None,
         source=file,
         unit=unit,
+        calibration=calibration,
     )
+
+
+def _parse_calibration(top: Mapping[str, Any], version: int, where: Where) -> dict | None:
+    """The version-2 ``calibration`` object, kept as written.
+
+    Its joint names are checked against the plan by :mod:`pipeline.calibrate.params`.
+    """
+    if "calibration" not in top:
+        return None
+    if version < 2:
+        raise where.error(
+            "calibration",
+            'is a version-2 field but the file does not declare "version": 2 '
+            "(corrupt or mislabelled file)",
+        )
+    return dict(as_object(top["calibration"], where, "calibration"))
 
 
 def _parse_unit(top: Mapping[str, Any], version: int, where: Where) -> str | None:

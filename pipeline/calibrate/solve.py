@@ -1,0 +1,280 @@
+"""Poses of sampled frames and the shared body parameters, solved jointly.
+
+Objective over the calibration frames ``f`` (``theta`` the shared parameters of
+:mod:`pipeline.calibrate.params`, ``x_f`` each frame's pose)::
+
+    sum_f sum_k w_fk |target_fk - p_k(x_f; theta)|^2 + neutral prior on q_f
+        + sum_i lambda_i (theta_i - theta0_i)^2
+
+Each outer iteration first fits every frame's pose with the public solver
+(:func:`pipeline.solve.solve_frames`, warm-started from the last poses; limits are handled
+there), then takes one Gauss-Newton step in ``theta`` with the poses eliminated:
+``S = C - sum_f B_f^T A_f^{-1} B_f`` (the Schur complement of the per-frame pose blocks
+``A_f``, as in bundle adjustment), ``S dtheta = g_s - sum_f B_f^T A_f^{-1} g_f``. At the
+pose optimum ``g_f`` is zero and this is the Gauss-Newton step of the reduced problem
+(variable projection), so it converges in a few iterations. ``method="alternation"``
+drops the coupling (``S = C``): the linear shape step with the poses held fixed, which
+crawls along the pose/shape valley (``benchmarks/calibration.py`` measures both).
+
+Keypoint positions are linear in the offsets for fixed rotations: ``d p_k / d
+offset_j = R_in(j)`` (the world rotation of ``j``'s parent after its DOFs) for every ``j``
+on the path from the root to ``k``, so the shape Jacobian is exact. The pose Jacobians come
+from :func:`pipeline.kinematics.forward.jacobian_from_state`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from pipeline.calibrate.params import Parameters
+from pipeline.kinematics.forward import fk_state, jacobian_from_state
+from pipeline.kinematics.model import compile_plan
+from pipeline.kinematics.rotations import expmap, matrix_to_quat, quat_to_matrix
+from pipeline.solve import FitResult, SolverConfig, solve_frames
+
+__all__ = ["METHODS", "ShapeSolution", "solve_shape"]
+
+#: Shape steps :func:`solve_shape` knows.
+METHODS = ("schur", "alternation")
+
+
+@dataclass(frozen=True)
+class ShapeSolution:
+    """The shared parameters after the joint solve.
+
+    Attributes
+    ----------
+    theta : (P,) array
+    covariance : (P, P) array
+        ``sigma**2 S^{-1}``, ``sigma**2`` the residual variance per coordinate.
+    fit : FitResult
+        The poses of the calibration frames under ``theta``.
+    template_fit : FitResult
+        The same frames fitted with the template.
+    iterations : int
+        Shape steps taken.
+    converged : bool
+        The last step moved every scale by less than ``tolerance`` (and every offset by
+        less than ``tolerance`` times the body size).
+    history : tuple of float
+        The objective after each iteration (the first with the template).
+    observed_params : (P,) bool
+        Parameters with at least one observation below them.
+    """
+
+    theta: np.ndarray
+    covariance: np.ndarray
+    fit: FitResult
+    template_fit: FitResult
+    iterations: int
+    converged: bool
+    history: tuple[float, ...]
+    observed_params: np.ndarray
+
+
+def _ancestors(plan) -> np.ndarray:
+    """``(J, J)`` with ``[k, j] = 1`` when ``j`` is ``k`` or one of its ancestors."""
+    parents = plan.parent_indices
+    n = len(parents)
+    out = np.zeros((n, n))
+    for k in range(n):
+        j = k
+        while j >= 0:
+            out[k, j] = 1.0
+            j = parents[j]
+    return out
+
+
+def _observed(params: Parameters, weights: np.ndarray) -> np.ndarray:
+    """``(P,)`` parameters that some observed keypoint depends on."""
+    anc = _ancestors(params.template)
+    seen = (weights > 0).any(axis=0).astype(float)  # (J,)
+    below = (anc * seen[:, None]).sum(axis=0) > 0  # joint j has an observed keypoint under it
+    basis = np.abs(params.offset_basis()).sum(axis=2) > 0  # (J, P)
+    return (basis & below[:, None]).any(axis=0)
+
+
+class _Poses(NamedTuple):
+    """Poses of the calibration frames: root position, root rotation matrix, DOFs."""
+
+    root_position: np.ndarray  # (S, 3)
+    root_rotation: np.ndarray  # (S, 3, 3)
+    q: np.ndarray  # (S, N)
+
+    @classmethod
+    def of(cls, fit: FitResult) -> _Poses:
+        return cls(
+            np.array(fit.root_position, np.float64),
+            quat_to_matrix(np.asarray(fit.root_orientation, np.float64)),
+            np.array(fit.dof_value, np.float64),
+        )
+
+    def moved(self, step: np.ndarray, n_root: int, plan) -> _Poses:
+        """The poses after a solver-state step ``(S, n_root + N)``, clamped to limits."""
+        q = np.clip(self.q + step[:, n_root:], plan.lower, plan.upper)
+        if not n_root:
+            return _Poses(self.root_position, self.root_rotation, q)
+        rot = np.matmul(expmap(step[:, 3:6]), self.root_rotation)
+        return _Poses(self.root_position + step[:, :3], rot, q)
+
+    def as_initial(self) -> dict[str, np.ndarray]:
+        """The solver's ``initial`` dict."""
+        return {
+            "dof_value": self.q,
+            "root_position": self.root_position,
+            "root_orientation": matrix_to_quat(self.root_rotation),
+        }
+
+
+def _objective(params: Parameters, plan, poses: _Poses, targets, weights, theta, nw):
+    """Total objective and the FK state of ``poses`` under ``plan``."""
+    model = compile_plan(plan, np.float64)
+    st = fk_state(model, poses.q, poses.root_position, poses.root_rotation)
+    r = np.nan_to_num(targets - st.positions)
+    data = float(np.einsum("sj,sj->", weights, (r**2).sum(axis=2)))
+    dq = poses.q - plan.neutral
+    pose = nw * float(np.einsum("sn,n->", dq**2, plan.dof_weight_scalers))
+    d = theta - params.theta0
+    return data + pose + float(params.prior_precision @ d**2), st
+
+
+def _normal(params: Parameters, plan, poses: _Poses, st, targets, weights, theta, nw, schur):
+    """The reduced shape system ``(S, rhs)`` and the pose step ``dp = xg - xb @ dtheta``."""
+    model = compile_plan(plan, np.float64)
+    q, rr = poses.q, poses.root_rotation
+    s, nj = q.shape[0], plan.n_joints
+    parents = plan.parent_indices
+    r_in = np.empty((s, nj, 3, 3))
+    r_in[:, parents >= 0] = st.rotations[:, parents[parents >= 0]]
+    r_in[:, parents < 0] = rr[:, None] if model.free_base else np.eye(3)
+    rb = np.einsum("sjab,jpb->sjap", r_in, params.offset_basis())  # (S, J, 3, P)
+    js = np.einsum("kj,sjap->skap", _ancestors(plan), rb)
+    r = np.nan_to_num(targets - st.positions)
+    sw = np.sqrt(weights)[..., None, None]
+    jsw = (js * sw).reshape(s, nj * 3, -1)
+    rw = (r * sw[..., 0]).reshape(s, nj * 3)
+    prior = params.prior_precision
+    c = np.einsum("sap,saq->pq", jsw, jsw) + np.diag(prior)
+    g = np.einsum("sap,sa->p", jsw, rw) - prior * (theta - params.theta0)
+    jp = jacobian_from_state(model, st)
+    nr = model.n_root
+    jpw = (jp * sw).reshape(s, nj * 3, -1)
+    gp = np.einsum("san,sa->sn", jpw, rw)
+    gp[:, nr:] -= nw * plan.dof_weight_scalers * (q - plan.neutral)
+    active = np.zeros(gp.shape, bool)  # at a limit and pushed outward: held there
+    active[:, nr:] = ((q <= plan.lower) & (gp[:, nr:] < 0)) | ((q >= plan.upper) & (gp[:, nr:] > 0))
+    jpw = jpw * ~active[:, None, :]
+    gp[active] = 0.0
+    a = np.matmul(jpw.transpose(0, 2, 1), jpw)
+    pose_prior = np.concatenate([np.zeros(nr), nw * plan.dof_weight_scalers])
+    diag = pose_prior + active + 1e-9 * np.trace(a, axis1=1, axis2=2)[:, None] / a.shape[1]
+    idx = np.arange(a.shape[1])
+    a[:, idx, idx] += diag
+    b = np.matmul(jpw.transpose(0, 2, 1), jsw)  # (S, n, P)
+    x = np.linalg.solve(a, np.concatenate([b, gp[..., None]], axis=2))
+    if not schur:  # alternation: the poses' own GN step, then the shape step with poses held
+        return c, g, np.zeros_like(x[..., :-1]), x[..., -1]
+    reduced = c - np.einsum("snp,snq->pq", b, x[..., :-1])
+    rhs = g - np.einsum("snp,sn->p", b, x[..., -1])
+    return reduced, rhs, x[..., :-1], x[..., -1]
+
+
+def _step_size(params: Parameters, step: np.ndarray) -> float:
+    """Largest change, scales as they are and offsets in body sizes."""
+    if step.size == 0:
+        return 0.0
+    scale = np.ones_like(step)
+    scale[params.n_global + len(params.group_names) :] = params.size
+    return float(np.max(np.abs(step) / scale))
+
+
+def solve_shape(
+    params: Parameters,
+    targets: np.ndarray,
+    weights: np.ndarray,
+    config: SolverConfig | None = None,
+    *,
+    method: str = "schur",
+    max_iterations: int = 30,
+    tolerance: float = 1e-5,
+) -> ShapeSolution:
+    """Fit the shared parameters and the poses of the calibration frames.
+
+    Parameters
+    ----------
+    params : Parameters
+    targets : (F, J, 3) array
+        Keypoints of the calibration frames (length units), NaN where missing.
+    weights : (F, J) array
+        Observation weights (0 where missing); the joints' weight scalers multiply them.
+    config : SolverConfig, optional
+        The per-frame pose solver's settings (the neutral prior comes from it).
+    method : {"schur", "alternation"}
+    max_iterations : int
+    tolerance : float
+        Stop when a step changes no scale by more than this (offsets: times the size).
+
+    Returns
+    -------
+    ShapeSolution
+    """
+    config = config or SolverConfig()
+    if method not in METHODS:
+        raise ValueError(f"method: {method!r} is not one of {', '.join(METHODS)}")
+    targets = np.asarray(targets, np.float64)
+    observed = np.where(np.isfinite(targets).all(axis=2), np.nan_to_num(weights), 0.0)
+    weights = observed * params.template.joint_weight_scalers  # what the solver applies
+    theta = params.theta0
+    nw = config.effective(params.template)[0]
+    template_fit = solve_frames(params.template, targets, observed, config)
+    poses = _Poses.of(template_fit)
+    plan = params.apply(theta)
+    cost, st = _objective(params, plan, poses, targets, weights, theta, nw)
+    history, converged, it = [cost], False, 0
+    n_root = 0 if plan.fixed_base else 6
+    for it in range(1, max_iterations + 1):  # noqa: B007 (the count is reported)
+        reduced, rhs, xb, xg = _normal(
+            params, plan, poses, st, targets, weights, theta, nw, method == "schur"
+        )
+        step = np.linalg.lstsq(reduced, rhs, rcond=None)[0]
+        pose_step = xg - np.einsum("snp,p->sn", xb, step)
+        alpha, accepted = 1.0, False
+        for _ in range(10):
+            trial, trial_plan = theta + alpha * step, params.apply(theta + alpha * step)
+            trial_poses = poses.moved(alpha * pose_step, n_root, plan)
+            trial_cost, trial_st = _objective(
+                params, trial_plan, trial_poses, targets, weights, trial, nw
+            )
+            if trial_cost <= cost:
+                accepted = True
+                break
+            alpha /= 2
+        if not accepted:
+            converged = _step_size(params, step) < 10 * tolerance
+            break
+        theta, plan, poses, cost, st = trial, trial_plan, trial_poses, trial_cost, trial_st
+        history.append(cost)
+        if _step_size(params, alpha * step) < tolerance or history[-2] - cost <= 1e-7 * cost:
+            converged = True
+            break
+    reduced, _, _, _ = _normal(params, plan, poses, st, targets, weights, theta, nw, True)
+    fit = solve_frames(plan, targets, observed, config, initial=poses.as_initial())
+    n_obs = 3 * int((weights > 0).sum())
+    n_free = fit.dof_value.size + (6 * len(fit.dof_value) if not plan.fixed_base else 0)
+    dof = max(n_obs - n_free - params.n_params, 1)
+    r = np.nan_to_num(targets - fit.fitted_position)
+    sigma2 = float(np.einsum("sj,sj->", weights, (r**2).sum(axis=2))) / dof
+    covariance = sigma2 * np.linalg.pinv(reduced)
+    return ShapeSolution(
+        theta=theta,
+        covariance=covariance,
+        fit=fit,
+        template_fit=template_fit,
+        iterations=it,
+        converged=converged,
+        history=tuple(history),
+        observed_params=_observed(params, weights),
+    )

@@ -1,0 +1,321 @@
+"""``calibrate(plan, tracks, config) -> Calibration``: fit the body to one individual.
+
+Frames are chosen from every session given (:mod:`pipeline.calibrate.frames`), the poses
+of those frames and the plan's calibration parameters (:mod:`pipeline.calibrate.params`)
+are solved jointly (:mod:`pipeline.calibrate.solve`), and the result is the calibrated
+plan with its record (:mod:`pipeline.calibrate.result`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from pipeline.bodyplan.io import body_plan_sha256
+from pipeline.bodyplan.model import BodyPlan
+from pipeline.calibrate.frames import choose_frames
+from pipeline.calibrate.params import CalibrationSpec, Parameters, resolve
+from pipeline.calibrate.result import FORMAT, Calibration, as_floats
+from pipeline.calibrate.solve import METHODS, ShapeSolution, solve_shape
+from pipeline.errors import CalibrationError
+from pipeline.provenance.fingerprint import kinefit_version
+from pipeline.provenance.hashing import json_sha256
+from pipeline.solve import SolverConfig
+from pipeline.store.tracks import open_tracks
+from pipeline.synth.sessions import body_size
+from pipeline.tracks.mapping import map_keypoints
+
+__all__ = ["CalibrationConfig", "SessionTargets", "calibrate", "session_targets"]
+
+
+@dataclass(frozen=True)
+class CalibrationConfig:
+    """Settings of a calibration.
+
+    Attributes
+    ----------
+    n_frames : int
+        Frames chosen over all sessions (default 1000; 500-2000 is the useful range).
+    min_frames : int
+        Fewer well-observed frames is an error (default 50).
+    min_observed : float
+        Fraction of the mapped keypoints a chosen frame observes (default 0.6).
+    method : {"schur", "alternation"}
+        Shape step (see :mod:`pipeline.calibrate.solve`; default ``schur``).
+    max_iterations : int
+        Shape steps at most (default 30).
+    tolerance : float
+        Stop once a step changes no scale by more than this (default 1e-5).
+    spec : mapping or None
+        Replaces the plan's own ``calibration`` field (same keys).
+    solver : SolverConfig
+        The per-frame pose solver.
+    """
+
+    n_frames: int = 1000
+    min_frames: int = 50
+    min_observed: float = 0.6
+    method: str = "schur"
+    max_iterations: int = 30
+    tolerance: float = 1e-5
+    spec: Mapping[str, Any] | None = None
+    solver: SolverConfig = field(default_factory=SolverConfig)
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise CalibrationError(
+                f"calibration.method: {self.method!r} is not one of {', '.join(METHODS)}"
+            )
+        if self.n_frames < 1 or self.min_frames < 1 or not 0 < self.min_observed <= 1:
+            raise CalibrationError(
+                "calibration: n_frames and min_frames must be >= 1 and min_observed in (0, 1]"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON (the record's settings and the fingerprint)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        out["solver"] = self.solver.to_dict()
+        out["spec"] = dict(self.spec) if self.spec is not None else None
+        return out
+
+
+@dataclass(frozen=True)
+class SessionTargets:
+    """One individual's targets in one session, in the plan's joint order.
+
+    Attributes
+    ----------
+    name : str
+    individual : str
+    targets : (T, J, 3) array
+    weights : (T, J) array
+        Confidence (1 where unknown), 0 where missing.
+    """
+
+    name: str
+    individual: str
+    targets: np.ndarray
+    weights: np.ndarray
+
+
+def session_targets(
+    plan: BodyPlan,
+    tracks: xr.Dataset | str | Path,
+    individual: str | None = None,
+    keypoint_map: Mapping[str, str] | str | Path | None = None,
+    name: str | None = None,
+) -> SessionTargets:
+    """Read one individual's keypoints of a session as the plan's targets.
+
+    Raises
+    ------
+    CalibrationError
+        The tracks are not 3-D, or ``individual`` is not in them (the names are listed),
+        or the session has several individuals and none was chosen.
+    """
+    source = str(tracks) if not isinstance(tracks, xr.Dataset) else None
+    ds = tracks if isinstance(tracks, xr.Dataset) else open_tracks(tracks)
+    name = name or str(ds.attrs.get("session") or source or "session")
+    if ds.sizes["space"] != 3:
+        raise CalibrationError(f"{name}: calibration needs 3-D tracks (x, y, z)")
+    names = [str(i) for i in ds["individual"].values]
+    if individual is None:
+        if len(names) > 1:
+            raise CalibrationError(
+                f"{name}: several individuals ({', '.join(names)}); choose one (--individual)"
+            )
+        individual = names[0]
+    if individual not in names:
+        raise CalibrationError(
+            f"{name}: no individual {individual!r}; individuals: {', '.join(names)}"
+        )
+    one = ds.sel(individual=individual)
+    mapping = map_keypoints(one["keypoint"].values, plan.joint_names, keypoint_map, source=name)
+    position = np.asarray(one["position"].transpose("time", "keypoint", "space").values)
+    targets = mapping.gather(position, axis=1)
+    conf = mapping.gather(np.asarray(one["confidence"].transpose("time", "keypoint").values), 1)
+    observed = np.isfinite(targets).all(axis=2)
+    weights = np.where(observed, np.where(np.isnan(conf), 1.0, np.clip(conf, 0, None)), 0.0)
+    return SessionTargets(name, individual, targets, weights)
+
+
+def _segments(params: Parameters, sol: ShapeSolution, plan: BodyPlan) -> list[dict[str, Any]]:
+    theta, cov = sol.theta, sol.covariance
+    scales = params.segment_scales(theta)
+    t = params.template_offsets
+    out = []
+    for j, grp in enumerate(params.joint_group):
+        if not params.scaled[j] or j in params.markers or not np.any(t[j]):
+            continue
+        idx = ([0] if params.n_global else []) + ([params.n_global + grp] if grp >= 0 else [])
+        var = float(cov[np.ix_(idx, idx)].sum()) if idx else 0.0
+        observed = bool(sol.observed_params[idx].all()) if idx else False
+        out.append(
+            {
+                "joint": plan.joint_names[j],
+                "group": params.group_names[grp] if grp >= 0 else None,
+                "template_length": float(np.linalg.norm(t[j])),
+                "length": float(np.linalg.norm(plan.joints[j].offset_pos)),
+                "scale": float(scales[j]),
+                "scale_std": float(np.sqrt(max(var, 0.0))),
+                "observed": observed,
+            }
+        )
+    return out
+
+
+def _check_observed(params: Parameters, sol_observed: np.ndarray, source: str) -> None:
+    """Explicitly listed groups and markers must be observed."""
+    first = params.n_global + len(params.group_names)
+    problems = [
+        f"symmetry group {params.group_names[k]!r}"
+        for k in sorted(params.explicit_groups)
+        if not sol_observed[params.n_global + k]
+    ]
+    problems += [
+        f"marker {params.template.joint_names[m]!r}"
+        for i, m in enumerate(params.markers)
+        if not sol_observed[first + 3 * i]
+    ]
+    if problems:
+        raise CalibrationError(
+            f"{source}: {', '.join(problems)}: no observed keypoint at or below it in the "
+            "calibration frames, so it cannot be calibrated; map a keypoint below it or "
+            "remove it from the plan's calibration field"
+        )
+
+
+def calibrate(
+    plan: BodyPlan,
+    tracks: Sequence[xr.Dataset | str | Path | SessionTargets] | xr.Dataset | str | Path,
+    config: CalibrationConfig | None = None,
+    *,
+    individual: str | None = None,
+    keypoint_map: Mapping[str, str] | str | Path | None = None,
+    identity: str | None = None,
+) -> Calibration:
+    """Calibrate ``plan`` to one individual from one or several sessions.
+
+    Parameters
+    ----------
+    plan : BodyPlan
+        The template; its ``calibration`` field (or ``config.spec``) says what may change.
+    tracks : tracks dataset(s), store path(s) or SessionTargets
+        Sessions of the one individual (movement poses schema, 3-D, the plan's unit).
+    config : CalibrationConfig, optional
+    individual : str, optional
+        The individual to calibrate in every session (needed when a session has several).
+    keypoint_map : mapping or YAML file, optional
+        Track keypoint -> joint renames.
+    identity : str, optional
+        Recorded (default: the individual's name).
+
+    Returns
+    -------
+    Calibration
+
+    Raises
+    ------
+    CalibrationError
+        Too few well-observed frames, an unknown joint in the calibration field, a listed
+        segment or marker without an observed keypoint below it; nothing is written.
+    """
+    config = config or CalibrationConfig()
+    items = [tracks] if isinstance(tracks, xr.Dataset | str | Path | SessionTargets) else tracks
+    sessions = [
+        s if isinstance(s, SessionTargets) else session_targets(plan, s, individual, keypoint_map)
+        for s in items
+    ]
+    if not sessions:
+        raise CalibrationError("calibrate: no sessions given")
+    source = plan.source or plan.name or "<plan>"
+    params = resolve(plan, config.spec, size=body_size(plan))
+    choice = choose_frames(
+        [s.targets for s in sessions],
+        config.n_frames,
+        min_frames=config.min_frames,
+        min_observed=config.min_observed,
+        names=[s.name for s in sessions],
+    )
+    targets = np.concatenate([s.targets[f] for s, f in zip(sessions, choice.frames, strict=True)])
+    weights = np.concatenate([s.weights[f] for s, f in zip(sessions, choice.frames, strict=True)])
+    observed = (weights > 0).any(axis=0)
+    if not observed.any():
+        raise CalibrationError(f"{source}: no keypoint observed in the calibration frames")
+    sol = solve_shape(
+        params,
+        targets,
+        weights,
+        config.solver,
+        method=config.method,
+        max_iterations=config.max_iterations,
+        tolerance=config.tolerance,
+    )
+    _check_observed(params, sol.observed_params, source)
+    spec = params.spec if config.spec is None else CalibrationSpec.from_mapping(config.spec, source)
+    calibrated = dataclasses.replace(params.apply(sol.theta), calibration=spec.to_dict())
+    record = _record(params, sol, calibrated, sessions, choice.frames, config, identity)
+    extras = {**(plan.extras or {}), "x-calibration": record}
+    calibrated = dataclasses.replace(calibrated, extras=extras, source=None)
+    return Calibration(calibrated, record)
+
+
+def calibration_fingerprint(plan: BodyPlan, config: CalibrationConfig, identity: str) -> str:
+    """What a stored calibration depends on: template, settings, identity, version."""
+    return json_sha256(
+        {
+            "template": body_plan_sha256(plan),
+            "settings": config.to_dict(),
+            "identity": identity,
+            "kinefit": kinefit_version(),
+        }
+    )
+
+
+def _record(params, sol, calibrated, sessions, frames, config, identity) -> dict[str, Any]:
+    std = np.sqrt(np.clip(np.diag(sol.covariance), 0, None))
+    first = params.n_global + len(params.group_names)
+    markers = [
+        {
+            "joint": params.template.joint_names[m],
+            "offset": as_floats(calibrated.joints[m].offset_pos),
+            "template_offset": as_floats(params.template.joints[m].offset_pos),
+            "std": as_floats(std[first + 3 * i : first + 3 * i + 3]),
+        }
+        for i, m in enumerate(params.markers)
+    ]
+    identity = identity or sessions[0].individual
+    return {
+        "format": FORMAT,
+        "identity": identity,
+        "fingerprint": calibration_fingerprint(params.template, config, identity),
+        "template_sha256": body_plan_sha256(params.template),
+        "kinefit_version": kinefit_version(),
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "settings": config.to_dict(),
+        "method": config.method,
+        "iterations": sol.iterations,
+        "converged": bool(sol.converged),
+        "objective": as_floats(sol.history),
+        "sessions": [
+            {"name": s.name, "individual": s.individual, "frames": [int(i) for i in f]}
+            for s, f in zip(sessions, frames, strict=True)
+        ],
+        "n_frames": int(sum(len(f) for f in frames)),
+        "rms_before": float(np.nanmean(sol.template_fit.rms_error)),
+        "rms_after": float(np.nanmean(sol.fit.rms_error)),
+        "global_scale": {
+            "value": float(sol.theta[0]) if params.n_global else 1.0,
+            "std": float(std[0]) if params.n_global else 0.0,
+        },
+        "segments": _segments(params, sol, calibrated),
+        "markers": markers,
+        "session_scales": {},
+    }
