@@ -21,6 +21,7 @@ frame. Plans with slide DOFs below the root have no BVH equivalent and are refus
 
 from __future__ import annotations
 
+import io
 import re
 import warnings
 from pathlib import Path
@@ -149,8 +150,9 @@ def bvh_text(
         [position, channels[:, order_of].reshape(channels.shape[0], -1)], axis=1
     )
     lines += ["MOTION", f"Frames: {values.shape[0]}", f"Frame Time: {1.0 / fps:.10g}"]
-    body = "\n".join(" ".join(f"{v:.10g}" for v in row) for row in values)
-    return "\n".join(lines) + "\n" + body + "\n"
+    body = io.StringIO()
+    np.savetxt(body, values, fmt="%.10g", delimiter=" ")
+    return "\n".join(lines) + "\n" + body.getvalue()
 
 
 def _tree_order(children: dict[int, list[int]]) -> list[int]:
