@@ -17,6 +17,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from flows.cli.calibrate import calibrate, calibrated_plan
 from flows.cli.common import (
     ConfigOption,
     SetOption,
@@ -280,6 +281,10 @@ def fit(
         Path | None, typer.Option(help="YAML map: track keypoint -> joint name.")
     ] = None,
     force: Annotated[bool, typer.Option(help="Refit even if the fit is current.")] = False,
+    calibration: Annotated[
+        Path | None,
+        typer.Option(help="Subject calibration (kinefit calibrate): fit its calibrated plan."),
+    ] = None,
     set_: SetOption = None,
     verbose: Verbose = False,
 ) -> None:
@@ -299,8 +304,13 @@ def fit(
         from pipeline.store import open_tracks
 
         cluster_logs(verbose)
-        run = _fit_config(config, body_plan, workers, scheduler, set_)
-        plan = load_plan(run.body_plan)
+        plan_spec = body_plan if calibration is None else str(calibration)
+        run = _fit_config(config, plan_spec, workers, scheduler, set_)
+        plan = (
+            load_plan(run.body_plan)
+            if calibration is None
+            else calibrated_plan(calibration, body_plan)
+        )
         # absolute before any task leaves this process; inputs checked before jobs start
         tracks, out = tracks.resolve(), out.resolve()
         open_tracks(tracks)
@@ -356,6 +366,7 @@ app.command()(serve)
 app.add_typer(export_app, name="export")
 app.command("report")(report)
 app.command("render")(render)
+app.command("calibrate")(calibrate)
 app.add_typer(config_app, name="config")
 app.add_typer(body_plan_app, name="body-plan")
 
