@@ -11,6 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from flows.cli import app
+from pipeline.solve import SolverConfig
 from pipeline.store import open_fit, open_tracks
 
 runner = CliRunner()
@@ -112,7 +113,8 @@ def test_config_show_prints_the_effective_config(tmp_path):
     )
     assert result.exit_code == 0, result.output
     shown = yaml.safe_load(result.output)
-    assert shown["solver"]["n_iterations"] == 7 and shown["solver"]["neutral_weight"] == 0.001
+    default = SolverConfig().neutral_weight  # the one source of the default
+    assert shown["solver"]["n_iterations"] == 7 and shown["solver"]["neutral_weight"] == default
     assert shown["chunking"]["chunk_frames"] == 64 and shown["cluster"]["mode"] == "slurm"
     as_json = runner.invoke(app, ["config", "show", "--format", "json"])
     assert json.loads(as_json.output)["body_plan"] == "mannequin"
