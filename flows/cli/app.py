@@ -281,6 +281,16 @@ def fit(
         Path | None, typer.Option(help="YAML map: track keypoint -> joint name.")
     ] = None,
     force: Annotated[bool, typer.Option(help="Refit even if the fit is current.")] = False,
+    multiview: Annotated[
+        str,
+        typer.Option(
+            help="Multi-camera stores: 'direct' (fit every view's pixels) or 'triangulate' "
+            "(DLT, then the 3D fit: the baseline)."
+        ),
+    ] = "direct",
+    image_scale: Annotated[
+        float, typer.Option(help="2-D image tracks: body-plan length per pixel.")
+    ] = 1.0,
     calibration: Annotated[
         Path | None,
         typer.Option(help="Subject calibration (kinefit calibrate): fit its calibrated plan."),
@@ -348,6 +358,8 @@ def fit(
                     force=force,
                     keypoint_map=keypoint_map or run.keypoint_map,
                     progress=update,
+                    multiview=multiview,
+                    image_scale=image_scale,
                 )
             finally:
                 progress.stop()
