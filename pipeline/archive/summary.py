@@ -1,7 +1,9 @@
-"""The small summary of an archive run: sessions fitted / skipped / failed, speed, worst RMS.
+"""The small summary of an archive run: sessions, speed, worst RMS, solver stop reasons.
 
-Built from one :class:`SessionOutcome` per session; rendered as a dict (the flow's return
-value) and as a markdown table (the Prefect artifact, the CLI's closing lines).
+Sessions fitted / skipped / failed, fitted frames per second, the worst sessions by RMS and
+the frames per solver ``stop_reason``. Built from one :class:`SessionOutcome` per session;
+rendered as a dict (the flow's return value) and as a markdown table (the Prefect
+artifact, the CLI's closing lines).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import numpy as np
 import zarr
 
 from pipeline.fit import FitReport
+from pipeline.solve.rules import STOP_REASONS
 from pipeline.store.fit import store_attrs
 
-__all__ = ["ArchiveSummary", "SessionOutcome", "fit_outcome", "session_rms"]
+__all__ = ["ArchiveSummary", "SessionOutcome", "fit_outcome", "session_rms", "stop_reason_counts"]
 
 Status = Literal["fitted", "skipped", "failed"]
 
@@ -44,6 +47,9 @@ class SessionOutcome:
         The failure, one line.
     unit : str or None
         Length unit of ``rms`` (the tracks' ``unit`` attr).
+    stop_reasons : dict or None
+        Frame-individuals per ``stop_reason`` name (:func:`stop_reason_counts`); None for
+        a fit store from before ``stop_reason`` (schema 1) or a failed session.
     """
 
     session: str
@@ -56,6 +62,7 @@ class SessionOutcome:
     stage: str | None = None
     error: str | None = None
     unit: str | None = None
+    stop_reasons: dict[str, int] | None = None
 
     @classmethod
     def failure(cls, session: str, stage: str, exc: BaseException) -> SessionOutcome:
@@ -75,6 +82,19 @@ def session_rms(fit: str | Path) -> float | None:
     return float(np.median(finite)) if finite.size else None
 
 
+def stop_reason_counts(fit: str | Path) -> dict[str, int] | None:
+    """Frame-individuals of a fit store per ``stop_reason`` (None before schema 2).
+
+    Keys are :data:`pipeline.solve.rules.STOP_REASONS`, in code order, all present.
+    """
+    group = zarr.open_group(str(fit), mode="r")
+    if "stop_reason" not in group.array_keys():
+        return None
+    codes = np.asarray(group["stop_reason"][...]).ravel()
+    counts = np.bincount(codes[codes >= 0].astype(np.intp), minlength=len(STOP_REASONS))
+    return {name: int(n) for name, n in zip(STOP_REASONS, counts, strict=False)}
+
+
 def fit_outcome(session: str, report: FitReport) -> SessionOutcome:
     """The outcome of :func:`pipeline.fit.fit_session` for the summary (reads the RMS)."""
     return SessionOutcome(
@@ -86,6 +106,7 @@ def fit_outcome(session: str, report: FitReport) -> SessionOutcome:
         rms=session_rms(report.out),
         fit=str(report.out),
         unit=store_attrs(report.out).get("unit"),
+        stop_reasons=stop_reason_counts(report.out),
     )
 
 
@@ -145,6 +166,15 @@ class ArchiveSummary:
         """Fitted frames per second of the fitting stage's wall time."""
         return self.frames / self.fit_seconds if self.frames and self.fit_seconds > 0 else None
 
+    @property
+    def stop_reasons(self) -> dict[str, int]:
+        """Frame-individuals per ``stop_reason`` over the current fits that report them."""
+        total = dict.fromkeys(STOP_REASONS, 0)
+        for s in self.sessions:
+            for name, n in (s.stop_reasons or {}).items():
+                total[name] = total.get(name, 0) + n
+        return total
+
     def worst(self, n: int = 5) -> list[SessionOutcome]:
         """The ``n`` current fits with the largest median RMS error."""
         scored = [s for s in self.sessions if s.rms is not None and s.status != "failed"]
@@ -159,6 +189,7 @@ class ArchiveSummary:
             "failed": self.failed,
             "frames": self.frames,
             "frames_per_s": self.frames_per_s,
+            "stop_reasons": self.stop_reasons,
             "seconds": self.seconds,
             "unit": self.unit,
             "report": self.report,
@@ -178,6 +209,13 @@ class ArchiveSummary:
             f"| {len(self.sessions)} | {self.fitted} | {self.skipped} | {self.failed} "
             f"| {self.frames:,} | {speed} | {self.seconds:.1f} |",
         ]
+        reasons = self.stop_reasons
+        if any(reasons.values()):
+            lines += [
+                "",
+                "Frames by stop reason: "
+                + ", ".join(f"{name} {n:,}" for name, n in reasons.items()),
+            ]
         worst = self.worst()
         if worst:
             lines += [
