@@ -121,6 +121,7 @@ class ViewSetup:
         mapping: KeypointMapping,
         position: np.ndarray,
         confidence: np.ndarray,
+        fps: float | None = None,
     ) -> tuple[FitResult, np.ndarray]:
         """Fit one individual's frames.
 
@@ -129,6 +130,8 @@ class ViewSetup:
         position : (T, V, 2, K) or, image plane, (T, 2, K) array
             Pixels of the track keypoints.
         confidence : (T, V, K) or (T, K) array
+        fps : float, optional
+            Frame rate (Hz), for ``config.temporal="smooth"``.
 
         Returns
         -------
@@ -141,7 +144,7 @@ class ViewSetup:
             pix = mapping.gather(position, axis=2).transpose(0, 2, 1)[:, None]  # (T, 1, J, 2)
             weights = _weights(mapping.gather(confidence, axis=1)[:, None], pix)
             result = solve_sequence(
-                plan, pix[:, 0] * self.image_scale, weights[:, 0], config, mapper=XYView()
+                plan, pix[:, 0] * self.image_scale, weights[:, 0], config, mapper=XYView(), fps=fps
             )
             predicted = result.fitted_position[:, None, :, :2] / self.image_scale
         else:
@@ -149,13 +152,13 @@ class ViewSetup:
             weights = _weights(mapping.gather(confidence, axis=2), pix)
             if self.multiview == "direct":
                 mapper = CalibratedCameras(self.cameras)
-                result = solve_sequence(plan, pix, weights, config, mapper=mapper)
+                result = solve_sequence(plan, pix, weights, config, mapper=mapper, fps=fps)
             else:
                 w = weights.transpose(0, 2, 1)  # (T, J, V)
                 points = triangulate(self.cameras, pix.transpose(0, 2, 1, 3), w)
                 seen = np.isfinite(points).all(-1)
                 w3 = np.where(seen, w.sum(-1) / np.maximum((w > 0).sum(-1), 1), 0.0)
-                result = solve_sequence(plan, points, w3, config)
+                result = solve_sequence(plan, points, w3, config, fps=fps)
             fitted = np.asarray(result.fitted_position, np.float64)[:, :, None, :]
             predicted = project(pack(self.cameras), fitted).transpose(0, 2, 1, 3)
         error = np.sqrt(np.sum((predicted - pix) ** 2, axis=-1))
@@ -165,27 +168,34 @@ class ViewSetup:
 def observability(plan: BodyPlan, setup: ViewSetup) -> tuple[tuple[str, bool], ...]:
     """Which coordinates the views determine, at the plan's neutral pose.
 
-    The image plane observes x and y; one camera is treated like it in its own frame
-    (depth along the optical axis unobserved); several cameras observe everything.
+    The image plane observes world x and y; one camera is treated like it in its own
+    frame (orthographically: the depth along its optical axis, ``camera_z``, and the
+    rotations out of its image plane count as unobserved; perspective determines them
+    only weakly); several cameras observe everything their views reach.
 
     Returns
     -------
     tuple of (str, bool)
-        ``root_position/x|y|z``, ``root_rotation/x|y|z`` (free base), then each DOF.
+        ``root_position/x|y|z``, ``root_rotation/x|y|z`` (free base; ``camera_x|y|z``
+        with one camera), then each DOF.
     """
     jac = jacobian(plan, np.asarray(plan.neutral, dtype=np.float64))  # (J, 3, nr + N)
+    axes = "xyz"
     if setup.kind == "cameras" and len(setup.cameras) > 1:
         rows = jac
-    else:
+    else:  # the image plane, or one camera's own x-y (orthographic: depth unobserved)
         rot = setup.cameras[0].rotation_matrix if setup.kind == "cameras" else np.eye(3)
-        rows = np.einsum("ab,jbk->jak", rot[:2], jac)  # the plane the view sees
+        rows = np.einsum("ab,jbk->jak", rot[:2], jac)
+        if not plan.fixed_base:  # root coordinates along the camera's axes
+            rows = rows.copy()
+            for c in (0, 3):
+                rows[..., c : c + 3] = rows[..., c : c + 3] @ rot.T
+        if setup.kind == "cameras":
+            axes = ("camera_x", "camera_y", "camera_z")
     norms = np.sqrt(np.sum(rows**2, axis=(0, 1)))
     ok = norms > OBSERVABLE_RTOL * max(float(norms.max(initial=0.0)), 1e-300)
-    root = (
-        []
-        if plan.fixed_base
-        else [f"root_{w}/{a}" for w in ("position", "rotation") for a in "xyz"]
-    )
+    kinds = ("position", "rotation")
+    root = [] if plan.fixed_base else [f"root_{w}/{a}" for w in kinds for a in axes]
     names = root + list(plan.dof_names)
     return tuple((n, bool(o)) for n, o in zip(names, ok, strict=True))
 
