@@ -4,6 +4,7 @@ from pipeline.config.files import cluster_presets, config_dir, default_config_pa
 from pipeline.config.load import describe, load_run_config, make_run_config
 from pipeline.config.models import (
     ArchiveConfig,
+    CalibrationSettings,
     ChunkingConfig,
     OutputsConfig,
     RunConfig,
@@ -14,6 +15,7 @@ from pipeline.errors import ConfigError
 
 __all__ = [
     "ArchiveConfig",
+    "CalibrationSettings",
     "ChunkingConfig",
     "ConfigError",
     "OutputsConfig",

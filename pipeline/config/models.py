@@ -48,6 +48,7 @@ from pipeline.store.tracks import DEFAULT_CHUNK_FRAMES
 
 __all__ = [
     "ArchiveConfig",
+    "CalibrationSettings",
     "ChunkingConfig",
     "OutputsConfig",
     "RunConfig",
@@ -203,6 +204,37 @@ class OutputsConfig(_Section):
         return Path(self.report or Path(self.root) / "report.html")
 
 
+class CalibrationSettings(_Section):
+    """Subject calibration before fitting (:mod:`pipeline.calibrate`).
+
+    Attributes
+    ----------
+    mode : {"none", "per_session", "per_identity"}
+        ``none`` fits the body plan as it is (default); ``per_session`` calibrates every
+        session's individuals on their own; ``per_identity`` calibrates each identity once
+        from all of its sessions (identities: the track's individual name, or the
+        manifest's ``individuals``) and stores it in ``<outputs.root>/calibrations/``.
+    n_frames : int
+        Calibration frames per identity over its sessions (default 1000).
+    min_frames : int
+        Fewer well-observed frames is an error for that identity (default 50).
+    method : {"schur", "alternation"}
+        The shape step (default ``schur``: joint Gauss-Newton, poses eliminated).
+    tolerance : float
+        A session whose overall scale differs from its identity's median session by more
+        than this fraction is flagged (default 0.03).
+    recalibrate : bool
+        Recompute stored calibrations even when current (then refit their sessions).
+    """
+
+    mode: Literal["none", "per_session", "per_identity"] = "none"
+    n_frames: int = Field(1000, ge=1)
+    min_frames: int = Field(50, ge=1)
+    method: Literal["schur", "alternation"] = "schur"
+    tolerance: float = Field(0.03, gt=0)
+    recalibrate: bool = False
+
+
 class ScheduleConfig(_Section):
     """When ``kinefit serve`` reruns the archive.
 
@@ -239,7 +271,7 @@ class ScheduleConfig(_Section):
 
 
 class RunConfig(_Section):
-    """A whole run: archive, body plan, solver, chunking, cluster, outputs, schedule."""
+    """A whole run: archive, plan, solver, chunking, cluster, outputs, schedule, calibration."""
 
     archive: ArchiveConfig = Field(default_factory=ArchiveConfig)
     body_plan: str = "mannequin"
@@ -249,6 +281,7 @@ class RunConfig(_Section):
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
     outputs: OutputsConfig = Field(default_factory=OutputsConfig)
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    calibration: CalibrationSettings = Field(default_factory=CalibrationSettings)
 
     @field_validator("cluster", mode="before")
     @classmethod
