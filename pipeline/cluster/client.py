@@ -145,6 +145,8 @@ def make_client(config: ClusterConfig, status: Callable[[str], None] | None = No
             "leave the tasks without workers (use mode: local, n_workers: 0 to fit here)"
         )
     quiet = config.mode == "local" and _worker_log_level() == logging.CRITICAL
+    from pipeline.cluster.plugins import SolverPreload  # imports distributed
+
     cluster = make_cluster(config)  # (a LocalCluster resets the distributed loggers)
     client = None
     try:
@@ -157,6 +159,7 @@ def make_client(config: ClusterConfig, status: Callable[[str], None] | None = No
             from pipeline.cluster.plugins import QuietWorkerLogs  # imports distributed
 
             client.register_plugin(QuietWorkerLogs())
+        client.register_plugin(SolverPreload())  # workers load the solver kernels on start
         if config.batch:
             _WATCHES[client.scheduler.address] = watch
             watch.wait_for_workers(status)

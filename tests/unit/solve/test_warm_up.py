@@ -1,0 +1,19 @@
+"""The compiled kernels are loaded up front: in this process and on every worker (issue 15.6)."""
+
+from __future__ import annotations
+
+from pipeline.cluster import ClusterConfig, cluster_client
+from pipeline.solve.compiled import WARM_UP_MESSAGE, is_warm, warm_up
+
+
+def test_warm_up_loads_the_kernels_once_and_says_so():
+    said: list[str] = []
+    seconds = warm_up(said.append)
+    assert is_warm()
+    assert said == ([WARM_UP_MESSAGE] if seconds > 0 else [])
+    assert warm_up(said.append) == 0.0 and len(said) <= 1  # already warm: silent
+
+
+def test_workers_of_a_new_cluster_have_the_kernels_before_any_task():
+    with cluster_client(ClusterConfig(n_workers=2)) as client:
+        assert list(client.run(is_warm).values()) == [True, True]
