@@ -15,6 +15,10 @@ or by relative path, :attr:`ArchiveConfig.naming`), or the entries of a YAML man
         calibration: raw/calibration.toml   # cameras named like the views
         frame_offset: {camB: 2}      # optional: frame 2 of camB's file is frame 0
         options: {unit: mm}          # ``unit``: the calibration's length unit
+      - name: mouse1/day3
+        file: raw/m1_d3.h5
+        individuals: {animal0: mouse1}   # optional: track individual -> identity
+                                         # (subject calibration; default: its own name)
 
 Session names become output paths, so they are checked: segments of letters, digits,
 ``.``, ``_`` and ``-`` separated by ``/``, not starting with a dot, at most 200 bytes
@@ -55,6 +59,7 @@ _MANIFEST_KEYS = (
     "views",
     "calibration",
     "frame_offset",
+    "individuals",
 )
 #: Longest part of a session name (bytes): ``.<part>.zarr.partial`` stays under NAME_MAX.
 MAX_SEGMENT_BYTES = 200
@@ -83,6 +88,8 @@ class SessionSource:
         Multi-camera sessions: the calibration file.
     frame_offset : dict
         Multi-camera sessions: view -> frame of its file that is session frame 0.
+    individuals : dict
+        Track individual -> identity (subject calibration); others are their own name.
     """
 
     name: str
@@ -93,6 +100,30 @@ class SessionSource:
     views: Mapping[str, str] = field(default_factory=dict)
     calibration: str | None = None
     frame_offset: Mapping[str, int] = field(default_factory=dict)
+    individuals: Mapping[str, str] = field(default_factory=dict)
+
+
+def _identities(value: Any, where: str) -> dict[str, str]:
+    """A manifest entry's ``individuals``: track name -> identity, one identity per track."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise DiscoveryError(
+            f"{where}: individuals: expected a mapping of track individual to identity, "
+            "e.g. {animal0: mouse1}"
+        )
+    seen: dict[str, str] = {}
+    for track, identity in value.items():
+        check_session_name(identity, f"{where}: individuals: identity of {track!r}")
+        if identity in seen:
+            raise DiscoveryError(
+                f"{where}: individuals: {seen[identity]!r} and {track!r} are both identity "
+                f"{identity!r}; one animal cannot be two tracks of one session"
+            )
+        seen[identity] = track
+    return dict(value)
 
 
 def check_session_name(name: Any, source: str = "session") -> str:
@@ -241,6 +272,7 @@ def read_manifest(path: str, archive: ArchiveConfig) -> list[SessionSource]:
             views={str(v): _entry_url(fs, root, f, f"{where}: views") for v, f in views.items()},
             calibration=url if multi else None,
             frame_offset=dict(entry.get("frame_offset") or {}),
+            individuals=_identities(entry.get("individuals"), where),
         )
     return list(sessions.values())
 
