@@ -1,0 +1,107 @@
+"""Multi-camera 2D fits of the fly: speed on one core and accuracy against the baseline.
+
+Workload: a synthetic fly session (``pipeline.synth``) seen by 2 and 4 calibrated cameras
+30 mm away (radtan lenses, the last of four fisheye; ``tests/fixtures/multiview_rig.py``),
+degraded as a 2D tracker would (2 px noise, per-view occlusions, keypoints one camera sees,
+1 % outliers; ``pipeline.synth.views``). Each rig is fitted in memory with
+``solve_sequence``:
+
+- direct: the skeleton fitted to every view's pixels (``CalibratedCameras``, numpy engine:
+  the compiled engine has no projection rows yet, see the issue-20 note);
+- triangulate: DLT per keypoint (``pipeline.cameras.triangulate``), then the 3D fit, on
+  the compiled and the numpy engine (their ratio is what projection rows would buy).
+
+Frames/s are medians over ``--repeats`` runs; angle errors (deg) against the synthetic
+truth are pooled over frames and DOFs (median and 95th percentile). Robust loss: Cauchy,
+5 px (direct) or the same number in mm (triangulate). Run
+``python benchmarks/multiview.py --help``.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+from _common import DEFAULT_BODY_PLAN, REPO  # noqa: E402
+
+sys.path.insert(0, str(REPO))
+
+from pipeline.bodyplan import load_body_plan  # noqa: E402
+from pipeline.cameras import triangulate  # noqa: E402
+from pipeline.solve import SolverConfig, solve_sequence  # noqa: E402
+from pipeline.solve.compiled import warm_up  # noqa: E402
+from pipeline.solve.mappers import CalibratedCameras  # noqa: E402
+from pipeline.synth import SynthConfig, synthesize  # noqa: E402
+from pipeline.synth.views import ViewsConfig, render_views  # noqa: E402
+from tests.fixtures.multiview_rig import angle_errors, fly_rig  # noqa: E402
+
+
+def _timed(run, repeats: int) -> tuple[float, object]:
+    times, result = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result
+
+
+def main() -> None:
+    """Print the speed and accuracy tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=4)
+    args = parser.parse_args()
+    plan = load_body_plan(DEFAULT_BODY_PLAN)
+    rng = np.random.default_rng(args.seed)
+    synth = synthesize(plan, SynthConfig(n_frames=args.frames, unit="mm"), rng)
+    points = synth.truth["position"].values[..., 0].transpose(0, 2, 1)
+    truth = synth.truth["dof_value"].values[:, 0]
+    warm_up()
+    rows = []
+    for n in (2, 4):
+        cams = fly_rig(n)
+        pix, conf = render_views(points, cams, ViewsConfig(), np.random.default_rng(args.seed))
+        cfg = SolverConfig(loss="cauchy", loss_scale=5.0)
+        direct_s, direct = _timed(
+            lambda cams=cams, pix=pix, conf=conf, cfg=cfg: solve_sequence(
+                plan, pix, conf, cfg, mapper=CalibratedCameras(cams)
+            ),
+            args.repeats,
+        )
+        w = conf.transpose(0, 2, 1)
+        tri = triangulate(cams, pix.transpose(0, 2, 1, 3), w)
+        seen = np.isfinite(tri).all(-1)
+        w3 = np.where(seen, w.sum(-1) / np.maximum((w > 0).sum(-1), 1), 0.0)
+        tri_s = {}
+        for engine in ("compiled", "numpy"):
+            c = SolverConfig(loss="cauchy", loss_scale=5.0, engine=engine)
+            tri_s[engine], tri_fit = _timed(
+                lambda c=c, tri=tri, w3=w3: solve_sequence(plan, tri, w3, c), args.repeats
+            )
+        for name, fit, seconds in (("direct", direct, direct_s), ("triangulate", tri_fit, None)):
+            err = np.degrees(angle_errors(fit.dof_value, truth))
+            rows.append((n, name, np.median(err), np.percentile(err, 95), seconds, tri_s))
+        print(
+            f"{n} cameras, {args.frames} frames: direct (numpy) {args.frames / direct_s:7.1f} "
+            f"frames/s | triangulate (DLT {np.mean(seen):.0%} of keypoint-frames) then 3D fit: "
+            f"compiled {args.frames / tri_s['compiled']:7.1f}, numpy "
+            f"{args.frames / tri_s['numpy']:7.1f} frames/s, ratio "
+            f"{tri_s['numpy'] / tri_s['compiled']:.1f}x"
+        )
+    print("\n| cameras | method | angle error median (deg) | p95 (deg) |")
+    print("|---|---|---|---|")
+    for n, name, med, p95, _, _ in rows:
+        print(f"| {n} | {name} | {med:.2f} | {p95:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
