@@ -2,10 +2,13 @@
 
 Two sources, the same result. A fit with ``joint_angle (time, individual, angle)`` (named
 anatomical angles, ``angle`` coords like ``knee_l/flexion``; the exports contract) shows
-those; any other fit shows its solver coordinates ``dof_value (time, individual, dof)``
-under their DOF names (``knee_l/0``), hinge and swing DOFs as angles, slide DOFs as
-lengths. ``dof_std`` (or ``joint_angle_std``), when the fit has it, gives each trajectory
-its standard deviation for an uncertainty band.
+those; :func:`with_named_angles` adds them to a fit that has its body plan (they are
+computed when asked, :func:`pipeline.bodyplan.angles.joint_angles`, not stored). Any other
+fit shows its solver coordinates ``dof_value (time, individual, dof)`` under their DOF
+names (``knee_l/0``), hinge and swing DOFs as angles, slide DOFs as lengths. ``dof_std``
+(or ``joint_angle_std``), when the fit has it, gives each trajectory its standard deviation
+for an uncertainty band (named angles taken straight from a DOF inherit its ``dof_std``;
+Euler-decomposed ones have none).
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
+from pipeline.bodyplan.angles import angle_entries, joint_angles
+from pipeline.errors import BodyPlanError
 from pipeline.inspect.validate import InspectError, body_plan_of, dof_kinds, length_unit
 
-__all__ = ["AngleSet", "angle_set"]
+__all__ = ["AngleSet", "angle_set", "with_named_angles"]
 
 _ANGULAR = ("hinge", "swing", "angle")
 
@@ -99,6 +104,43 @@ def _dof_limits(plan: BodyPlan | None, names: list[str], scale: np.ndarray) -> d
                 k = names.index(name)
                 out[name] = (lo * scale[k], hi * scale[k])
             index += 1
+    return out
+
+
+def with_named_angles(fit: xr.Dataset, plan: BodyPlan | None = None) -> xr.Dataset:
+    """The fit with ``joint_angle`` (deg) computed from its body plan, when it has neither.
+
+    Parameters
+    ----------
+    fit : xarray.Dataset
+        A fit with ``dof_value``.
+    plan : BodyPlan, optional
+        Default the fit's stored plan.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``fit`` itself when it already has ``joint_angle``, has no ``dof_value``, or no
+        plan matching its DOFs; else ``fit`` plus ``joint_angle`` (and ``joint_angle_std``
+        from ``dof_std`` for the angles that are DOF coordinates; NaN for Euler angles).
+    """
+    if "joint_angle" in fit.data_vars or "dof_value" not in fit.data_vars:
+        return fit
+    plan = body_plan_of(fit, plan)
+    if plan is None:
+        return fit
+    try:
+        named = joint_angles(fit, plan, unit="deg")
+    except BodyPlanError:
+        return fit
+    out = fit.assign(joint_angle=named)
+    if "dof_std" in fit.data_vars:
+        std = np.asarray(fit["dof_std"].transpose("time", "individual", "dof").values, float)
+        values = np.full(named.shape, np.nan)
+        for a, entry in enumerate(angle_entries(plan)):
+            if entry.source == "dof":
+                values[..., a] = np.degrees(std[..., entry.index])
+        out = out.assign(joint_angle_std=named.copy(data=values).rename("joint_angle_std"))
     return out
 
 

@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import AngleSet, angle_set
+from pipeline.inspect.angles import AngleSet, angle_set, with_named_angles
 from pipeline.inspect.archive import open_observed
 from pipeline.inspect.plots.common import COLORS, color
 from pipeline.inspect.validate import (
@@ -217,6 +217,7 @@ def viewer_spec(
         traces += base
         for f, data in enumerate(per_frame):
             frame_data[f] += data
+    ds = with_named_angles(ds, plan)
     angles = angle_set(ds, plan)
     groups = {g: m for g, m in angles.groups.items() if m}
     shown = joint if joint is not None else next(iter(groups), None)

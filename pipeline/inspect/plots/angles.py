@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import angle_set
+from pipeline.inspect.angles import angle_set, with_named_angles
 from pipeline.inspect.plots.common import bin_time, binned_note, panel_grid, time_label
 from pipeline.inspect.validate import InspectError, pick_individuals, pick_time
 
@@ -36,7 +36,8 @@ def plot_angle_trajectories(
     Parameters
     ----------
     fit : xarray.Dataset
-        ``joint_angle (time, individual, angle)`` when present (named angles), else
+        ``joint_angle (time, individual, angle)`` when present or computable from the
+        body plan (named angles, :func:`~pipeline.inspect.angles.with_named_angles`), else
         ``dof_value (time, individual, dof)``; ``dof_std`` / ``joint_angle_std`` add a
         +-1 SD band, ``limit_active`` red ticks where the solver held a DOF at a limit.
     individual : str or sequence of str, optional
@@ -60,7 +61,7 @@ def plot_angle_trajectories(
     InspectError
         No angles in the fit, an unknown individual or joint.
     """
-    ds = pick_time(fit, time)
+    ds = with_named_angles(pick_time(fit, time), plan)
     angles = angle_set(ds, plan)
     individuals = pick_individuals(ds, individual)
     groups = dict(angles.groups)

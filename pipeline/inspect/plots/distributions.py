@@ -9,7 +9,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from pipeline.inspect.angles import angle_set
+from pipeline.inspect.angles import angle_set, with_named_angles
 from pipeline.inspect.plots.common import color, panel_grid
 from pipeline.inspect.validate import InspectError
 
@@ -39,18 +39,19 @@ def angle_samples(
     names: list[str] = []
     units: dict[str, str] = {}
     samples: dict[tuple[str, str], dict[str, np.ndarray]] = {}
-    for key, fit in fits.items():
+    for key, full in fits.items():
+        step = max(1, math.ceil(full.sizes["time"] / max(int(max_samples), 1)))
+        fit = with_named_angles(full.isel(time=slice(None, None, step)))
         try:
             angles = angle_set(fit)
         except InspectError:
             continue
-        step = max(1, math.ceil(fit.sizes["time"] / max(int(max_samples), 1)))
         for a, name in enumerate(angles.names):
             if name not in units:
                 names.append(name)
                 units[name] = angles.units[a]
-        data = fit[angles.variable].isel(time=slice(None, None, step))
-        data = np.asarray(data.transpose("time", "individual", angles.dim).values, float)
+        data = fit[angles.variable].transpose("time", "individual", angles.dim)
+        data = np.asarray(data.values, float)
         for i, ind in enumerate(str(v) for v in fit["individual"].values):
             values = data[:, i] * angles.scale
             samples[(key, ind)] = {

@@ -23,6 +23,7 @@ from pipeline.inspect import (
     plot_skeleton_frame,
     plot_solver_convergence,
 )
+from pipeline.inspect.validate import attr_dict
 from tests.fixtures.inspect_samples import handmade_fit
 
 HELPERS = {
@@ -149,7 +150,8 @@ def test_solver_plot_shows_iterations_and_the_cap(walk):
     np.testing.assert_array_equal(
         ax.lines[0].get_ydata(), walk["iterations"].sel(individual="individual_1").values
     )
-    assert any(line.get_label() == "cap (10)" for line in ax.lines)
+    cap = attr_dict(walk.attrs["solver_config"])["n_iterations"]  # the default's cap
+    assert any(line.get_label() == f"cap ({cap})" for line in ax.lines)
     seam_ax = fig.axes[3]
     (stem,) = [c for c in seam_ax.collections]
     (segment,) = stem.get_segments()

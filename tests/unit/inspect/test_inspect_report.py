@@ -93,6 +93,7 @@ def decoded_images(parser):
     return out
 
 
+@pytest.mark.slow  # a full report: 10-60 s
 def test_session_report_is_valid_html_with_every_section_and_its_images(walk, fits_root, tmp_path):
     out = write_session_report(fits_root / "walk.zarr", tmp_path / "walk.html", worst=7)
     assert out == tmp_path / "walk.html"
@@ -115,6 +116,7 @@ def test_session_report_is_valid_html_with_every_section_and_its_images(walk, fi
     assert positions == sorted(positions)
 
 
+@pytest.mark.slow  # a full report: 10-60 s
 def test_session_report_default_location_and_missing_tracks(archive_copy):
     fits = archive_copy / "fits"
     zarr.open_group(fits / "walk.zarr", mode="r+").attrs["tracks_store"] = str(
@@ -135,6 +137,7 @@ def test_session_report_of_something_else_fails_and_writes_nothing(archive_root,
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow  # a full report: 10-60 s
 def test_archive_report_has_summary_worst_frames_provenance_and_each_session(fits_root, tmp_path):
     out = write_archive_report(fits_root, tmp_path / "archive.html")
     page = parse(out)
@@ -152,6 +155,7 @@ def test_archive_report_has_summary_worst_frames_provenance_and_each_session(fit
     assert "lab_b/hop" in page.body and "walk" in page.body
 
 
+@pytest.mark.slow  # a full report: 10-60 s
 def test_archive_report_details_only_the_worst_sessions_when_asked(fits_root, tmp_path):
     page = parse(write_archive_report(fits_root, tmp_path / "a.html", detailed=1))
     assert "session-walk-plots" in page.ids and "session-lab_b_hop-plots" not in page.ids
@@ -160,6 +164,7 @@ def test_archive_report_details_only_the_worst_sessions_when_asked(fits_root, tm
     assert "Full plots for the 1 sessions with the worst RMS error" in page.body
 
 
+@pytest.mark.slow  # a full report: 10-60 s
 def test_archive_report_default_location_and_left_out_stores(archive_copy):
     fits = archive_copy / "fits"
     shutil.copytree(fits / "walk.zarr", fits / ".walk2.zarr.partial")

@@ -29,6 +29,7 @@ def archive_page(fits_root, tmp_path_factory):
     return out.read_text(encoding="utf-8"), parse(out)
 
 
+@pytest.mark.slow
 def test_plotly_is_embedded_once_for_every_viewer(archive_page):
     text, page = archive_page
     assert text.count("Plotly.newPlot(") == 2  # two detailed sessions, one viewer each
@@ -38,6 +39,7 @@ def test_plotly_is_embedded_once_for_every_viewer(archive_page):
     assert "cdn.plot.ly" not in text.replace(get_plotlyjs(), "")  # no CDN reference
 
 
+@pytest.mark.slow
 def test_worst_frames_link_to_their_frame_in_the_viewer(archive_page, walk):
     text, page = archive_page
     links = re.findall(r"kinefitSeek\('([^']+)', (\d+)\)", text)
@@ -51,6 +53,7 @@ def test_worst_frames_link_to_their_frame_in_the_viewer(archive_page, walk):
     assert set(top["frame"]) <= set(walk_links)
 
 
+@pytest.mark.slow
 def test_meanings_stand_next_to_their_numbers(archive_page):
     _, page = archive_page
     body = page.body
@@ -60,12 +63,14 @@ def test_meanings_stand_next_to_their_numbers(archive_page):
     assert body.index(NOT_CONVERGED_MEANING, summary) - summary < 400
 
 
+@pytest.mark.slow
 def test_wide_tables_scroll_in_their_box_and_long_cells_wrap(archive_page):
     text, _ = archive_page
     assert text.count('<div class="wide"><table>') == text.count("<table>\n<thead>")
     assert "td { overflow-wrap: anywhere;" in text
 
 
+@pytest.mark.slow
 def test_angle_trajectories_have_names_and_units(archive_page):
     _, page = archive_page
     alts = [i["alt"] for i in page.images]
@@ -100,10 +105,12 @@ def test_truth_errors_against_known_answers(walk):
         truth_errors(walk.isel(time=slice(0, 50)), truth)
 
 
+@pytest.mark.slow
 def test_session_report_shows_the_error_against_the_truth(walk):
-    page = session_report_html(walk.isel(time=slice(0, 60)), truth=None)
+    part = walk.isel(time=slice(0, 40))
+    page = session_report_html(part, truth=None)
     assert "Against the known truth" not in page
-    page = session_report_html(walk, truth=_walk_truth())
+    page = session_report_html(part, truth=_walk_truth().isel(time=slice(0, 40)))
     assert 'id="truth"' in page and "angle RMS (deg)" in page
     assert "DOFs with the largest RMS error against the truth" in page
 

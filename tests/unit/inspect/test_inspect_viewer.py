@@ -122,24 +122,35 @@ def test_long_sessions_are_decimated_with_the_rule_on_the_figure(walk):
 
 
 def test_angle_panel_names_units_and_joint_menu(walk, walk_spec):
+    from pipeline.bodyplan.angles import joint_angles
+    from pipeline.inspect.validate import body_plan_of
+
     spec = walk_spec
     angles = [spec["data"][k] for k in traces_of(spec, "angle")]
-    assert {t["meta"]["angle"] for t in angles} == set(map(str, walk["dof"].values))
-    knee = next(t for t in angles if t["meta"]["angle"] == "knee_l/0")
-    assert knee["name"].endswith("(deg)")
-    values = decode(knee["y"])
-    want = np.degrees(walk["dof_value"].sel(individual=knee["meta"]["individual"], dof="knee_l/0"))
-    np.testing.assert_allclose(values, want.values, rtol=1e-6)
+    named = joint_angles(walk, body_plan_of(walk))  # the exports' named angles, in deg
+    assert {t["meta"]["angle"] for t in angles} == set(map(str, named["angle"].values))
+    for name in ("knee_l/flexion", "hip_r/adduction"):
+        trace = next(t for t in angles if t["meta"]["angle"] == name)
+        assert trace["name"].endswith("(deg)")
+        want = named.sel(individual=trace["meta"]["individual"], angle=name).values
+        np.testing.assert_allclose(decode(trace["y"]), want, rtol=1e-6, atol=1e-4)
+    knee = named.sel(angle="knee_l/flexion", individual="individual_0").values
+    dof = np.degrees(walk["dof_value"].sel(dof="knee_l/0", individual="individual_0").values)
+    np.testing.assert_allclose(knee, dof)  # a hinge's flexion is its DOF
     menu = spec["layout"]["updatemenus"][1]
     assert [b["label"] for b in menu["buttons"]][:2] == ["spine", "chest"]
     chest = menu["buttons"][1]["args"][0]["visible"]
-    shown = [
+    shown = {
         t["meta"]["angle"]
         for t, v in zip(spec["data"], chest, strict=True)
         if v and t.get("meta", {}).get("kinefit") == "angle"
-    ]
-    assert set(shown) == {"chest/swing_y", "chest/swing_z", "chest/twist"}
+    }
+    assert shown == {"chest/flexion", "chest/left_bending", "chest/left_rotation"}
     assert not traces_of(spec, "angle_std")  # no dof_std in this fit
+    # without a body plan: the DOF values under their DOF names
+    bare = viewer_spec(walk.isel(time=slice(0, 20)).assign_attrs(body_plan=""))
+    names = {bare["data"][k]["meta"]["angle"] for k in traces_of(bare, "angle")}
+    assert names == set(map(str, walk["dof"].values))
 
 
 def test_uncertainty_bands_and_named_angles_when_the_fit_has_them(walk):
@@ -148,10 +159,12 @@ def test_uncertainty_bands_and_named_angles_when_the_fit_has_them(walk):
     spec = viewer_spec(small.assign(dof_std=std))
     bands = [spec["data"][k] for k in traces_of(spec, "angle_std")]
     assert len(bands) == len(traces_of(spec, "angle"))
-    band = next(b for b in bands if b["meta"]["angle"] == "knee_r/0")
+    band = next(b for b in bands if b["meta"]["angle"] == "knee_r/flexion")
     y = decode(band["y"])
     mid = np.degrees(small["dof_value"].sel(individual=band["meta"]["individual"], dof="knee_r/0"))
-    np.testing.assert_allclose(y[:40] - mid.values, np.degrees(0.05), rtol=1e-5)
+    np.testing.assert_allclose(y[:40] - mid.values, np.degrees(0.05), rtol=1e-4)
+    euler = next(b for b in bands if b["meta"]["angle"] == "hip_r/flexion")
+    assert np.isnan(decode(euler["y"])).all()  # Euler angles have no SD from dof_std
     # the exports issue's joint_angle (time, individual, angle), here in degrees
     named = xr.DataArray(
         np.degrees(small["dof_value"].isel(dof=[11, 12]).values),
@@ -172,7 +185,7 @@ def test_view_returns_a_plotly_figure_that_serializes(walk):
     assert fig.layout.template.layout.to_plotly_json() == {}
     data = json.loads(fig.to_json())
     assert data["frames"][0]["name"] == "0"
-    assert "knee_l/0" in {t.get("meta", {}).get("angle") for t in data["data"]}
+    assert "knee_l/flexion" in {t.get("meta", {}).get("angle") for t in data["data"]}
 
 
 def test_skeleton_paths_draw_each_bone_once(walk):
