@@ -39,10 +39,13 @@ from pipeline.calibrate.subject import (
     session_targets,
 )
 from pipeline.errors import CalibrationError, DiscoveryError
+from pipeline.store.tracks import open_tracks
 from pipeline.synth.sessions import body_size
 
 __all__ = [
     "IdentityCalibration",
+    "archive_identities",
+    "session_plans",
     "Member",
     "calibrate_identity",
     "calibration_path",
@@ -224,3 +227,50 @@ def calibrate_identity(
     if not path.exists():
         raise CalibrationError(f"{path}: the calibration was not written")
     return IdentityCalibration(identity, path, reused, scales, flagged)
+
+
+def archive_identities(
+    tracks: Mapping[str, str],
+    individuals: Mapping[str, Mapping[str, str]] | None = None,
+    *,
+    per_session: bool = False,
+) -> dict[str, list[Member]]:
+    """:func:`group_identities` over an archive's tracks stores (session -> store)."""
+    sessions = {
+        name: (store, [str(i) for i in open_tracks(store)["individual"].values])
+        for name, store in tracks.items()
+    }
+    return group_identities(sessions, individuals, per_session=per_session)
+
+
+def session_plans(
+    groups: Mapping[str, Sequence[Member]], paths: Mapping[str, str | Path]
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """Which calibrated plan fits each session.
+
+    Parameters
+    ----------
+    groups : mapping
+        Identity -> its members (:func:`group_identities`).
+    paths : mapping
+        Identity -> its stored calibration (identities that failed are absent).
+
+    Returns
+    -------
+    plans : dict
+        Session -> calibrated plan file, for sessions whose individuals all belong to one
+        calibrated identity.
+    mixed : tuple of str
+        Sessions whose individuals are several identities: one fit has one body, so they
+        are fitted with the template.
+    """
+    owners: dict[str, set[str]] = {}
+    for identity, members in groups.items():
+        for m in members:
+            owners.setdefault(m.session, set()).add(identity)
+    plans = {
+        s: str(paths[next(iter(ids))])
+        for s, ids in owners.items()
+        if len(ids) == 1 and next(iter(ids)) in paths
+    }
+    return plans, tuple(sorted(s for s, ids in owners.items() if len(ids) > 1))
