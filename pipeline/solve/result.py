@@ -52,6 +52,25 @@ class FitResult:
         A limit clamp changed the DOF on the last step.
     observed : (T,) int
         Number of observed keypoints (over all views).
+    dof_std : (T, n_dofs), optional
+        Standard deviation of each DOF (rad or length units): the smoother's posterior
+        with ``temporal="smooth"``, the frame's own (inverse normal matrix times the
+        residual variance) with ``"none"`` (:mod:`pipeline.solve.temporal`).
+    dof_velocity, dof_acceleration : (T, n_dofs), optional
+        From the motion model, per s and per s^2 (NaN with ``temporal="none"``).
+    dof_observable : (T, n_dofs) bool, optional
+        Observed keypoints constrain the DOF in the frame
+        (:data:`pipeline.solve.temporal.uncertainty.OBSERVABLE_MIN`).
+    root_position_std, root_orientation_std : (T, 3), optional
+        The root's (length units; rad, world-frame rotation increment); NaN for a fixed
+        base.
+    root_velocity, root_acceleration : (T, 3), optional
+        Of the root position (length units per s, per s^2).
+    root_angular_velocity, root_angular_acceleration : (T, 3), optional
+        World-frame, rad/s and rad/s^2.
+
+    The optional fields are None on results of the engines and filled by
+    :func:`~pipeline.solve.solve_sequence` and :func:`~pipeline.solve.solve_frames`.
     """
 
     dof_value: np.ndarray
@@ -68,6 +87,16 @@ class FitResult:
     objective: np.ndarray
     limit_active: np.ndarray
     observed: np.ndarray
+    dof_std: np.ndarray | None = None
+    dof_velocity: np.ndarray | None = None
+    dof_acceleration: np.ndarray | None = None
+    dof_observable: np.ndarray | None = None
+    root_position_std: np.ndarray | None = None
+    root_orientation_std: np.ndarray | None = None
+    root_velocity: np.ndarray | None = None
+    root_angular_velocity: np.ndarray | None = None
+    root_acceleration: np.ndarray | None = None
+    root_angular_acceleration: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.dof_value.shape[0])
@@ -91,7 +120,7 @@ class FitResult:
         changes = {}
         for f in fields(self):
             a = getattr(self, f.name)
-            if a.dtype.kind == "f" and a.dtype != dtype:
+            if a is not None and a.dtype.kind == "f" and a.dtype != dtype:
                 if big < np.finfo(a.dtype).max:
                     a = np.clip(a, -big, big)
                 changes[f.name] = a.astype(dtype)

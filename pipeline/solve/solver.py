@@ -26,6 +26,8 @@ from pipeline.solve.numpy.frames import frames_in_lanes, sequence_in_lanes
 from pipeline.solve.numpy.pose import Pose, clamp, cold_pose, diagnostics, empty_pose, initial_pose
 from pipeline.solve.problem import Problem, prepare
 from pipeline.solve.result import FitResult
+from pipeline.solve.temporal.annotate import annotate
+from pipeline.solve.temporal.model import check_fps
 
 __all__ = ["solve_frames", "solve_sequence"]
 
@@ -46,8 +48,9 @@ def _prepare(plan, targets, weights, config: SolverConfig, mapper) -> tuple[Prob
     """The problem, in float64 for the compiled engine; and whether that engine runs it."""
     mapper = as_mapper(mapper)
     compiled = _compiled(config, mapper)
-    dtype = np.float64 if compiled else None
-    return prepare(plan, targets, weights, config, mapper, dtype), compiled
+    if compiled:  # float64 results: uncertainties from unrounded poses; rounded at the end
+        return prepare(plan, targets, weights, replace(config, dtype="float64"), mapper), True
+    return prepare(plan, targets, weights, config, mapper), False
 
 
 def _run_compiled(
@@ -105,6 +108,8 @@ def _better(a: FitResult, b: FitResult) -> FitResult:
     changes = {}
     for f in fields(a):
         x, y = getattr(a, f.name), getattr(b, f.name)
+        if x is None or y is None:
+            continue
         mask = take_b.reshape((-1,) + (1,) * (x.ndim - 1))
         changes[f.name] = np.where(mask, y, x)
     return replace(a, **changes)
@@ -152,7 +157,7 @@ def solve_frames(
             prob, compiled, _restart_pose(prob, _pose_of(result, prob.model.dtype), k)
         )
         result = _better(result, again)
-    return result
+    return _temporal(prob, result, None, False, config.np_dtype)
 
 
 def solve_sequence(
@@ -161,6 +166,7 @@ def solve_sequence(
     weights: np.ndarray | None = None,
     config: SolverConfig | None = None,
     mapper=None,
+    fps: float | None = None,
 ) -> FitResult:
     """Fit consecutive frames, each warm-started from the frames before it.
 
@@ -176,19 +182,29 @@ def solve_sequence(
     targets, weights, mapper
         As in :func:`solve_frames`.
     config : SolverConfig, optional
+    fps : float, optional
+        Frame rate (Hz), required by ``config.temporal="smooth"``: the frames' fits are
+        then smoothed under a constant-acceleration prior (:mod:`pipeline.solve.temporal`).
 
     Returns
     -------
     FitResult
+        With uncertainties, and velocities when smoothed.
     """
     config = config or SolverConfig()
+    if config.temporal == "smooth":
+        check_fps(fps)
     prob, compiled = _prepare(plan, targets, weights, config, mapper)
     t = prob.n_frames
     if t == 0:
         none = np.zeros(0, np.int8)
         empty = np.zeros((0, plan.n_dofs), bool)
         out = diagnostics(prob, empty_pose(prob.model, 0), np.zeros(0, np.int32), none, empty)
-        return out.astype(config.np_dtype)
-    if compiled:
-        return _run_compiled(prob, None, chained=True)
-    return sequence_in_lanes(prob)
+        return _temporal(prob, out, fps, False, config.np_dtype)
+    result = _run_compiled(prob, None, chained=True) if compiled else sequence_in_lanes(prob)
+    return _temporal(prob, result, fps, config.temporal == "smooth", config.np_dtype)
+
+
+def _temporal(prob: Problem, result: FitResult, fps, smooth: bool, dtype) -> FitResult:
+    """``result`` with uncertainties (:func:`pipeline.solve.temporal.annotate.annotate`)."""
+    return annotate(prob, result, fps, smooth).astype(dtype)

@@ -1,0 +1,9 @@
+"""Motion over time: smoothing in the fit, bridged gaps, velocities, uncertainties.
+
+- :mod:`.model`: the constant-acceleration motion prior and its process noise;
+- :mod:`.uncertainty`: each frame's keypoint information, noise level, observability;
+- :mod:`.smoother`: the forward filter and RTS smoother;
+- :mod:`.annotate`: what ``SolverConfig.temporal`` makes of a sequence's per-frame fits.
+
+This package imports nothing itself (the solver's config imports :mod:`.model`).
+"""
