@@ -24,7 +24,13 @@ from pipeline.errors import ConfigError
 
 #: Loggers quieted to ERROR (CRITICAL for shutdown noise) unless --verbose.
 _DASK_LOGGERS = ("distributed", "dask_jobqueue", "tornado")
-_SHUTDOWN_LOGGERS = ("distributed.core", "distributed.comm", "distributed.batched")
+_SHUTDOWN_LOGGERS = (
+    "distributed.core",
+    "distributed.comm",
+    "distributed.batched",
+    "tornado.application",  # "Exception in callback" tracebacks as the loop closes
+    "asyncio",
+)
 
 
 @contextmanager
@@ -65,6 +71,7 @@ def cluster_logs(verbose: bool) -> None:
     if verbose:
         return
     import distributed  # noqa: F401 - importing it sets the logger levels overridden here
+
     for name in _DASK_LOGGERS:
         logging.getLogger(name).setLevel(logging.ERROR)
     for name in _SHUTDOWN_LOGGERS:  # CommClosedError tracebacks when jobs are cancelled

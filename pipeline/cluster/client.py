@@ -270,6 +270,9 @@ def run_tasks(
             except TimeoutError:
                 done = set()
             for future in done:
+                if future.status not in ("finished", "error", "cancelled"):
+                    pending.add(future)  # "lost" with its worker: the scheduler reruns it
+                    continue
                 if future.status == "finished":
                     results.append(future.result())
                 elif future.status == "cancelled":
