@@ -49,7 +49,8 @@ def print_summary(summary: Any) -> None:
             f"[green]{summary.fitted}[/] / {summary.skipped} / "
             f"[{'red' if summary.failed else 'green'}]{summary.failed}[/]",
         ),
-        ("frames fitted", f"{summary.frames:,} ({speed} frames/s)"),
+        ("frames fitted", f"{summary.frames:,} ({speed} frames/s of wall time)"),
+        ("solver speed", _solver_speed(summary)),
         ("wall time", f"{summary.seconds:.1f} s"),
     ]
     for key, value in rows:
@@ -66,11 +67,46 @@ def print_summary(summary: Any) -> None:
         for s in worst:
             ranked.add_row(s.session, s.status, f"{s.rms:.4g}", str(s.frames), str(s.individuals))
         console.print(ranked)
+    _print_stop_reasons(summary.stop_reasons)
     for s in summary.sessions:
         if s.status == "failed":
             say(f"[red]failed[/] {q(s.session)} ({q(s.stage)}): {q(s.error)}")
     if summary.report:
         say(f"report: {q(summary.report)}")
+
+
+def _compile_kernels() -> None:
+    """Compile the solver's kernels here, once, before any timed work (numba caches them).
+
+    The first run on a machine compiles for about 10 s (and says so); later runs, and the
+    Dask workers (a preload plugin), load the cached kernels in well under a second.
+    """
+    from pipeline.solve.compiled import warm_up
+
+    seconds = warm_up(say=lambda text: say(q(text)))
+    if seconds > 2.0:
+        say(f"compiled the solver kernels in {seconds:.0f} s (first run only; now cached)")
+
+
+def _solver_speed(summary: Any) -> str:
+    speed = summary.solver_frames_per_s
+    if not speed:
+        return "-"
+    return f"{speed:,.0f} frames/s per core (solving only; wall time adds start-up and I/O)"
+
+
+def _print_stop_reasons(reasons: dict[str, int]) -> None:
+    """Frames by stop reason, each with what it means for the fitted pose."""
+    from pipeline.solve.rules import STOP_MEANINGS
+
+    total = sum(reasons.values())
+    if not total or reasons.get("converged", 0) == total:
+        if total:
+            say(f"all {total:,} frame-individuals converged")
+        return
+    for name, n in reasons.items():
+        if n:
+            say(f"  {n:,} {name.replace('_', ' ')}: {STOP_MEANINGS[name]}")
 
 
 def _quiet_prefect_console() -> None:
@@ -117,6 +153,7 @@ def _run(config: Any, force: bool, verbose: bool = False) -> Any:
             stages[stage] = bars.add_task(stage, total=total)
         bars.update(stages[stage], completed=done, total=total)
 
+    _compile_kernels()
     say(f"reprocessing {q(config.archive.path)} (Prefect flow reprocess-archive)")
     with interruptible(), bars, progress_hook(update):  # Ctrl-C/SIGTERM: jobs cancelled
         try:
@@ -168,7 +205,7 @@ def reprocess(
 
 def demo(
     out: Annotated[Path, typer.Option("--out", "-o", help="Demo folder.")] = Path("kinefit-demo"),
-    frames: Annotated[int, typer.Option(min=32, help="Frames per demo session.")] = 360,
+    frames: Annotated[int, typer.Option(min=32, help="Frames per demo session.")] = 6000,
     workers: Workers = None,
     config: ConfigOption = None,
     force: Force = False,

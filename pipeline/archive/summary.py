@@ -16,7 +16,7 @@ import numpy as np
 import zarr
 
 from pipeline.fit import FitReport
-from pipeline.solve.rules import STOP_REASONS
+from pipeline.solve.rules import STOP_MEANINGS, STOP_REASONS
 from pipeline.store.fit import store_attrs
 
 __all__ = ["ArchiveSummary", "SessionOutcome", "fit_outcome", "session_rms", "stop_reason_counts"]
@@ -63,6 +63,7 @@ class SessionOutcome:
     error: str | None = None
     unit: str | None = None
     stop_reasons: dict[str, int] | None = None
+    solve_seconds: float | None = None
 
     @classmethod
     def failure(cls, session: str, stage: str, exc: BaseException) -> SessionOutcome:
@@ -97,6 +98,8 @@ def stop_reason_counts(fit: str | Path) -> dict[str, int] | None:
 
 def fit_outcome(session: str, report: FitReport) -> SessionOutcome:
     """The outcome of :func:`pipeline.fit.fit_session` for the summary (reads the RMS)."""
+    attrs = store_attrs(report.out)
+    timings = attrs.get("timings") or {}
     return SessionOutcome(
         session,
         "skipped" if report.skipped else "fitted",
@@ -105,8 +108,9 @@ def fit_outcome(session: str, report: FitReport) -> SessionOutcome:
         seconds=report.seconds,
         rms=session_rms(report.out),
         fit=str(report.out),
-        unit=store_attrs(report.out).get("unit"),
+        unit=attrs.get("unit"),
         stop_reasons=stop_reason_counts(report.out),
+        solve_seconds=None if report.skipped else timings.get("solve_s"),
     )
 
 
@@ -167,6 +171,18 @@ class ArchiveSummary:
         return self.frames / self.fit_seconds if self.frames and self.fit_seconds > 0 else None
 
     @property
+    def solver_frames_per_s(self) -> float | None:
+        """Frame-individuals per second of solver time (one core), over the fitted sessions.
+
+        The solver's own speed: without cluster start-up, reading, writing and scheduling,
+        which :attr:`frames_per_s` includes.
+        """
+        fitted = [s for s in self.sessions if s.status == "fitted" and s.solve_seconds]
+        seconds = sum(s.solve_seconds or 0.0 for s in fitted)
+        work = sum(s.frames * max(s.individuals, 1) for s in fitted)
+        return work / seconds if work and seconds > 0 else None
+
+    @property
     def stop_reasons(self) -> dict[str, int]:
         """Frame-individuals per ``stop_reason`` over the current fits that report them."""
         total = dict.fromkeys(STOP_REASONS, 0)
@@ -189,6 +205,7 @@ class ArchiveSummary:
             "failed": self.failed,
             "frames": self.frames,
             "frames_per_s": self.frames_per_s,
+            "solver_frames_per_s": self.solver_frames_per_s,
             "stop_reasons": self.stop_reasons,
             "seconds": self.seconds,
             "unit": self.unit,
@@ -200,21 +217,22 @@ class ArchiveSummary:
     def to_markdown(self) -> str:
         """Markdown tables: totals, worst sessions by RMS, failures, and the report link."""
         speed = f"{self.frames_per_s:,.0f}" if self.frames_per_s else "-"
+        solver = f"{self.solver_frames_per_s:,.0f}" if self.solver_frames_per_s else "-"
         unit = f" ({self.unit})" if self.unit else ""
         lines = [
             "## kinefit archive run",
             "",
-            "| sessions | fitted | skipped | failed | frames fitted | frames/s | wall (s) |",
-            "|---:|---:|---:|---:|---:|---:|---:|",
+            "| sessions | fitted | skipped | failed | frames fitted | frames/s (wall) "
+            "| solver frames/s per core | wall (s) |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|",
             f"| {len(self.sessions)} | {self.fitted} | {self.skipped} | {self.failed} "
-            f"| {self.frames:,} | {speed} | {self.seconds:.1f} |",
+            f"| {self.frames:,} | {speed} | {solver} | {self.seconds:.1f} |",
         ]
         reasons = self.stop_reasons
         if any(reasons.values()):
+            lines += ["", "Frames by stop reason (what it means for the pose):", ""]
             lines += [
-                "",
-                "Frames by stop reason: "
-                + ", ".join(f"{name} {n:,}" for name, n in reasons.items()),
+                f"- {name}: {n:,} ({STOP_MEANINGS[name]})" for name, n in reasons.items() if n
             ]
         worst = self.worst()
         if worst:

@@ -105,6 +105,16 @@ KABSCH_RANK_RTOL = 1e-9
 CONVERGED, MAX_ITERATIONS, STALLED, NO_OBSERVATIONS = 0, 1, 2, 3
 #: Name of each ``stop_reason`` code, by code.
 STOP_REASONS: tuple[str, ...] = ("converged", "max_iterations", "stalled", "no_observations")
+#: What each stop reason means for the fitted pose, by name (the summary and report say it).
+STOP_MEANINGS: dict[str, str] = {
+    "converged": "reached a stationary point: the pose is the least-squares optimum",
+    "max_iterations": "stopped at the iteration cap while still improving: usually close, "
+    "but not verified optimal (raise solver.n_iterations)",
+    "stalled": "no damped step lowers the objective any more: a stationary point up to "
+    "round-off, or a degenerate frame",
+    "no_observations": "no keypoint observed: the pose is the prior (neutral) or the "
+    "previous frame's, not a fit",
+}
 
 
 def initial_damping(mode: str, damping: float, lm_initial_damping: float) -> float:
