@@ -22,6 +22,7 @@ from prefect.task_runners import ThreadPoolTaskRunner  # noqa: TID251
 
 from flows.progress import advance
 from flows.tasks import (
+    calibrate_task,
     discover_task,
     export_task,
     fit_task,
@@ -30,10 +31,12 @@ from flows.tasks import (
     publish_task,
     report_task,
 )
-from pipeline.archive.discover import session_store, tracks_sessions
+from pipeline.archive.discover import discover_sessions, session_store, tracks_sessions
 from pipeline.archive.policy import report_is_stale
 from pipeline.archive.summary import ArchiveSummary, SessionOutcome
 from pipeline.bodyplan import load_body_plan, mannequin
+from pipeline.calibrate import CalibrationConfig
+from pipeline.calibrate.identity import archive_identities, session_plans
 from pipeline.cluster import ClusterConfig, dask_client
 from pipeline.config import ArchiveConfig, ChunkingConfig, RunConfig, SolverSettings
 from pipeline.errors import SessionsFailed
@@ -143,17 +146,20 @@ def fit_archive(
     keypoint_map: dict[str, str] | str | None = None,
     sessions: list[str] | None = None,
     force: bool = False,
+    plans: dict[str, str] | None = None,
 ) -> list[SessionOutcome]:
     """Fit the stale sessions of ``tracks_root`` into ``<fits_root>/<name>.zarr``.
 
     Each session's fingerprint (input, body plan, solver, kinefit version) decides: a
     current fit is skipped, anything else is (re)fitted, resuming finished chunks. The
     sessions share one Dask cluster; up to ``chunking.concurrent_sessions`` run at once.
+    ``plans`` gives sessions their own (calibrated) body-plan file instead of ``body_plan``.
     """
     logger = get_run_logger()
     chunking = chunking or ChunkingConfig()
     plan = mannequin() if body_plan == "mannequin" else load_body_plan(body_plan)
     solver_config = RunConfig(solver=solver).solver_config
+    own_plans = {name: load_body_plan(path) for name, path in (plans or {}).items()}
     found = tracks_sessions(tracks_root)
     names = sorted(found) if sessions is None else list(sessions)
     outcomes = []
@@ -165,7 +171,7 @@ def fit_archive(
             return fit_task.submit(
                 name,
                 tracks,
-                plan,
+                own_plans.get(name, plan),
                 solver_config,
                 out,
                 chunking.chunk_frames,
@@ -199,6 +205,66 @@ def fit_archive(
     return sorted(outcomes, key=lambda o: o.session)
 
 
+def _calibrate_stage(
+    config: RunConfig, tracks: dict[str, str], client: Any
+) -> tuple[dict[str, str], list[SessionOutcome]]:
+    """Calibrate every identity (config ``calibration``); the plan file of each session.
+
+    Returns the calibrated plan per session and the sessions whose identity could not be
+    calibrated (they are not fitted). Sessions of several identities keep the template.
+    """
+    settings = config.calibration
+    if settings.mode == "none" or not tracks:
+        return {}, []
+    logger = get_run_logger()
+    individuals: dict[str, dict[str, str]] = {}
+    if settings.mode == "per_identity":
+        try:
+            individuals = {s.name: dict(s.individuals) for s in discover_sessions(config.archive)}
+        except Exception as exc:  # noqa: BLE001 - ingest already reported it
+            logger.warning("identities from the manifest unavailable: %s", exc)
+    groups = archive_identities(tracks, individuals, per_session=settings.mode == "per_session")
+    body = config.body_plan
+    template = mannequin() if body == "mannequin" else load_body_plan(body)
+    cal_config = CalibrationConfig(
+        n_frames=settings.n_frames,
+        min_frames=settings.min_frames,
+        method=settings.method,
+        solver=config.solver_config,
+    )
+    paths, failures = {}, []
+    for identity, members in groups.items():
+        try:
+            done = calibrate_task(
+                identity,
+                members,
+                template,
+                str(config.outputs.root),
+                cal_config,
+                settings.recalibrate,
+                settings.tolerance,
+                config.keypoint_map,
+                client,
+            )
+        except Exception as exc:  # noqa: BLE001 - reported per session, the others go on
+            logger.error("calibration of %s failed: %s", identity, exc)
+            failures += [SessionOutcome.failure(m.session, "calibrate", exc) for m in members]
+            continue
+        paths[identity] = str(done.path)
+        logger.info("%s: %s", identity, "reused" if done.reused else "calibrated")
+        if done.flagged:
+            logger.warning(
+                "%s: sessions %s disagree with its other sessions' size by more than %.0f%%",
+                identity,
+                ", ".join(done.flagged),
+                100 * settings.tolerance,
+            )
+    plans, mixed = session_plans(groups, paths)
+    for name in mixed:
+        logger.warning("%s: individuals of several identities; fitted with the template", name)
+    return plans, failures
+
+
 @flow(name="reprocess-archive")
 def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
     """Ingest, fit the stale sessions, report: the scheduled job.
@@ -222,6 +288,8 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
             force=force,
             concurrency=max(config.chunking.concurrent_sessions, 2),
         )
+        plans, calibration_failures = _calibrate_stage(config, ingested.tracks, client)
+        failed = {o.session for o in calibration_failures}
         t1 = time.perf_counter()
         outcomes = fit_archive(
             str(outputs.tracks_dir),
@@ -231,9 +299,11 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
             cluster=address,
             chunking=config.chunking,
             keypoint_map=config.keypoint_map,
-            sessions=list(ingested.tracks),
+            sessions=[name for name in ingested.tracks if name not in failed],
             force=force,
+            plans=plans,
         )
+        outcomes = outcomes + calibration_failures
         fit_seconds = time.perf_counter() - t1
     fitted = [o for o in outcomes if o.status == "fitted" and o.fit]
     for format in outputs.exports:  # every fit, so a missing or stale export is redone

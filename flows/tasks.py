@@ -22,6 +22,8 @@ from pipeline.archive.ingest import IngestReport, ingest_session
 from pipeline.archive.policy import is_transient
 from pipeline.archive.summary import ArchiveSummary, SessionOutcome, fit_outcome
 from pipeline.bodyplan import BodyPlan
+from pipeline.calibrate import CalibrationConfig
+from pipeline.calibrate.identity import IdentityCalibration, Member, calibrate_identity
 from pipeline.export.registry import default_output, export
 from pipeline.fit import fit_session
 from pipeline.solve import SolverConfig
@@ -58,6 +60,26 @@ def ingest_task(
         return ingest_session(source, out, chunk_frames, force=force)
     future = client.submit(ingest_session, source, out, chunk_frames, force=force, pure=False)
     return future.result()
+
+
+@task(name="calibrate-identity", task_run_name="calibrate {identity}", **_TASK)
+def calibrate_task(
+    identity: str,
+    members: list[Member],
+    template: BodyPlan,
+    root: str,
+    config: CalibrationConfig,
+    recalibrate: bool,
+    tolerance: float,
+    keypoint_map: dict[str, str] | str | None,
+    client: Any = None,
+) -> IdentityCalibration:
+    """Calibrate (or reuse) one identity's body, solved on the cluster when there is one."""
+    args = (identity, members, template, root, config)
+    kwargs = {"recalibrate": recalibrate, "tolerance": tolerance, "keypoint_map": keypoint_map}
+    if client is None:
+        return calibrate_identity(*args, **kwargs)
+    return client.submit(calibrate_identity, *args, **kwargs, pure=False).result()
 
 
 @task(name="fit-session", task_run_name="fit {session}", **_TASK, **_RETRY)
