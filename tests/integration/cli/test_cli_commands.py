@@ -146,7 +146,7 @@ def test_demo_twice_then_reprocess_and_export(prefect_harness, dask_address, tmp
     assert first.exit_code == 0, first.output
     assert "fitted / skipped / failed  5 / 0 / 0" in first.output
     assert "worst sessions by median RMS" in first.output
-    for hint in ("xr.open_zarr(", "open_fit(", "inspect_fit.ipynb", "report.html"):
+    for hint in ("xr.open_zarr(", "open_fit(", "make notebook FITS=", "report.html"):
         assert hint in first.output
     assert (out / "kinefit.yaml").is_file() and (out / "report.html").is_file()
     second = runner.invoke(app, args)
