@@ -1,7 +1,9 @@
 """One chunk task of a session fit: read its frames, solve them, write them (on a worker).
 
 :func:`fit_chunk` reads its frames straight from the tracks store, plus
-``overlap_frames`` frames before them to warm the solver up, solves every individual
+``overlap_frames`` frames before them to warm the solver up (and, when smoothing,
+``after_frames`` after them, so that the smoother sees what a whole-session fit would
+see: :func:`pipeline.solve.temporal.model.overlap_frames`), solves every individual
 separately with :func:`pipeline.solve.solve_sequence`, keeps its own frames, and writes
 them with a region write aligned to the store's chunks (retried on transient I/O errors);
 the warm-up solve goes to the seam diagnostic. Only paths and small settings travel in the
@@ -47,6 +49,8 @@ class ChunkTask:
     stop: int
     overlap_frames: int
     views: ViewSetup | None = None
+    fps: float | None = None
+    after_frames: int = 0
 
 
 def _weights(confidence: np.ndarray, targets: np.ndarray) -> np.ndarray:
@@ -98,19 +102,25 @@ def fit_chunk(
     t0 = time.perf_counter()
     lo = max(task.start - task.overlap_frames, 0)
     dims = task.views.dims if task.views else (DIMS, CONFIDENCE_DIMS)
-    position = read_frames(task.tracks, "position", dims[0], lo, task.stop)
-    confidence = read_frames(task.tracks, "confidence", dims[1], lo, task.stop)
+    hi = task.stop + task.after_frames
+    position = read_frames(task.tracks, "position", dims[0], lo, hi)
+    confidence = read_frames(task.tracks, "confidence", dims[1], lo, hi)
     t1 = time.perf_counter()
-    keep = slice(task.start - lo, None)
+    keep = slice(task.start - lo, task.stop - lo)
     per_individual, seams, reprojection = [], [], []
     for i in range(position.shape[-1]):
         if task.views is None:
             targets = task.mapping.gather(position[..., i], axis=2).transpose(0, 2, 1)
             weights = _weights(task.mapping.gather(confidence[..., i], axis=1), targets)
-            result = solve_sequence(task.plan, targets, weights, task.config)
+            result = solve_sequence(task.plan, targets, weights, task.config, fps=task.fps)
         else:
             result, error = task.views.solve(
-                task.plan, task.config, task.mapping, position[..., i], confidence[..., i]
+                task.plan,
+                task.config,
+                task.mapping,
+                position[..., i],
+                confidence[..., i],
+                fps=task.fps,
             )
             reprojection.append(error)
         per_individual.append(result)

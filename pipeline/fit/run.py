@@ -169,6 +169,13 @@ def _resumable(partial: Path, fingerprint: str, layout: FitLayout) -> bool:
     )
 
 
+def _after(job: SessionJob, stop: int) -> int:
+    """Frames a chunk ending at ``stop`` reads after itself: the overlap when smoothing."""
+    if job.config.temporal != "smooth":
+        return 0
+    return max(0, min(job.layout.overlap_frames, job.layout.n_frames - stop))
+
+
 def _start(job: SessionJob, force: bool) -> Path:
     """The partial store to fit into: resumed when it matches, else created anew."""
     partial = partial_path(job.out)
@@ -226,6 +233,8 @@ def fit_stores(
             *layout.bounds(k),
             layout.overlap_frames,
             views=job.views,
+            fps=job.tracks_attrs.get("fps"),
+            after_frames=_after(job, layout.bounds(k)[1]),
         )
         for k in range(layout.n_chunks)
         if not done[k]

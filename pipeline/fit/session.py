@@ -42,6 +42,8 @@ from pipeline.fit.views import scan_views, view_setup
 from pipeline.provenance import fingerprint as fp
 from pipeline.provenance.hashing import json_sha256
 from pipeline.solve import SolverConfig
+from pipeline.solve.temporal.model import check_fps
+from pipeline.solve.temporal.model import overlap_frames as temporal_overlap
 from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES, FitLayout, store_attrs
 from pipeline.store.lock import session_lock
 from pipeline.store.tracks import open_tracks
@@ -110,7 +112,9 @@ def fit_session(
         Frames per time chunk and per task; default the tracks store's time chunk.
     overlap_frames : int
         Frames before each chunk solved to warm it up (their disagreement with the
-        previous chunk is stored as ``seam_disagreement``).
+        previous chunk is stored as ``seam_disagreement``). With ``config.temporal=
+        "smooth"`` at least :func:`pipeline.solve.temporal.model.overlap_frames`, read on
+        both sides of every chunk (the tracks' ``fps`` attr is then required).
     force : bool
         Refit even if ``out`` is current; start over instead of resuming.
     keypoint_map : mapping, str or Path, optional
@@ -157,6 +161,9 @@ def fit_session(
             f"chunk_frames must be >= 1 and overlap_frames >= 0, got "
             f"{chunk_frames} and {overlap_frames}"
         )
+    if config.temporal == "smooth":  # the smoother reads this far on both sides of a chunk
+        fps = check_fps(ds.attrs.get("fps"))
+        overlap_frames = max(overlap_frames, temporal_overlap(config.temporal_noise, fps))
     layout = FitLayout(
         time=np.asarray(ds["time"].values, dtype=np.float64),
         individuals=tuple(ds["individual"].values.tolist()),

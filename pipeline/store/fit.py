@@ -22,6 +22,15 @@ Layout (DESIGN.md "Data contracts", names exact)::
                                                                   dof_value| at the seam
     reprojection_error (time, view, keypoint, individual) float32 pixels; multi-view and
                                                                   image-plane fits only
+    dof_std           (time, individual, dof)            float32  posterior (temporal smooth)
+                                                                  or per-frame standard deviation
+    dof_velocity      (time, individual, dof)            float32  per s; NaN unless smoothed
+    dof_acceleration  (time, individual, dof)            float32  per s^2; NaN unless smoothed
+    dof_observable    (time, individual, dof)            bool     keypoints constrain the DOF
+    root_position_std, root_orientation_std (time, individual, space) float32 length / rad
+    root_velocity, root_acceleration (time, individual, space) float32 length per s, per s^2
+    root_angular_velocity, root_angular_acceleration (time, individual, space) float32
+                                                                  world frame, rad/s, rad/s^2
 
 ``seam`` has one entry per time chunk (the seam at the chunk's first frame; entry 0 is
 NaN); ``overlap`` indexes the ``overlap_frames`` frames before the seam. Time variables
@@ -48,10 +57,11 @@ from pipeline.store.seams import create_tail
 from pipeline.tracks.schema import TracksError, validate_tracks
 
 #: 2: per-frame ``stop_reason`` and ``objective``; multi-view and image-plane fits add
-#: ``reprojection_error`` and the ``view`` coord.
-SCHEMA_VERSION = 2
+#: ``reprojection_error`` and the ``view`` coord. 3: uncertainties, observability and
+#: the motion model's velocities and accelerations (:mod:`pipeline.solve.temporal`).
+SCHEMA_VERSION = 3
 #: Schema versions :func:`open_fit` reads (older stores still open).
-READABLE_SCHEMA_VERSIONS = (1, 2)
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)
 MARKERS = "_kinefit"
 TIMING_FIELDS: tuple[str, ...] = ("read_s", "solve_s", "write_s", "total_s")
 
@@ -88,6 +98,46 @@ VARIABLES: dict[str, tuple[tuple[str, ...], str, Any, dict[str, str]]] = {
     ),
     "objective": (("time", "individual"), "float32", np.nan, {"units": "observation unit^2"}),
     "limit_active": (("time", "individual", "dof"), "bool", False, {}),
+    "dof_std": (
+        ("time", "individual", "dof"),
+        "float32",
+        np.nan,
+        {"units": "rad or length", "meaning": "standard deviation (pipeline.solve.temporal)"},
+    ),
+    "dof_velocity": (("time", "individual", "dof"), "float32", np.nan, {"units": "per s"}),
+    "dof_acceleration": (
+        ("time", "individual", "dof"),
+        "float32",
+        np.nan,
+        {"units": "per s^2"},
+    ),
+    "dof_observable": (("time", "individual", "dof"), "bool", False, {}),
+    "root_position_std": (("time", "individual", "space"), "float32", np.nan, {"units": "length"}),
+    "root_orientation_std": (
+        ("time", "individual", "space"),
+        "float32",
+        np.nan,
+        {"units": "rad", "frame": "world-frame rotation increment"},
+    ),
+    "root_velocity": (("time", "individual", "space"), "float32", np.nan, {"units": "length/s"}),
+    "root_angular_velocity": (
+        ("time", "individual", "space"),
+        "float32",
+        np.nan,
+        {"units": "rad/s", "frame": "world"},
+    ),
+    "root_acceleration": (
+        ("time", "individual", "space"),
+        "float32",
+        np.nan,
+        {"units": "length/s^2"},
+    ),
+    "root_angular_acceleration": (
+        ("time", "individual", "space"),
+        "float32",
+        np.nan,
+        {"units": "rad/s^2", "frame": "world"},
+    ),
     "seam_dof_value": (
         ("seam", "overlap", "individual", "dof"),
         "float64",

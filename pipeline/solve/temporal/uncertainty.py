@@ -153,6 +153,7 @@ def frame_std(evidence: Evidence) -> np.ndarray:
     d = np.sqrt(np.maximum(np.diagonal(a, axis1=1, axis2=2), 1e-300))
     scaled = a / d[:, :, None] / d[:, None, :] + 1e-12 * np.eye(n)  # Jacobi-preconditioned
     inv = np.linalg.inv(scaled)
-    var = np.diagonal(inv, axis1=1, axis2=2) / d**2 * evidence.variance[:, None]
+    with np.errstate(over="ignore"):  # no information at all: inf, replaced below
+        var = np.diagonal(inv, axis1=1, axis2=2) / d**2 * evidence.variance[:, None]
     std = np.sqrt(np.maximum(var, 0.0))
     return np.where(np.diagonal(a, axis1=1, axis2=2) > 0, std, np.inf)

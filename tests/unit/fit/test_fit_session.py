@@ -22,6 +22,7 @@ from pipeline.tracks.mapping import map_keypoints
 TIGHT = SolverConfig(
     n_iterations=60, position_tolerance=1e-10, angle_tolerance=1e-10, cost_tolerance=0.0
 )
+DOF = ("time", "individual", "dof")
 FIT_VARIABLES = {
     "root_position": ("time", "individual", "space"),
     "root_orientation": ("time", "individual", "quat"),
@@ -38,6 +39,18 @@ FIT_VARIABLES = {
     "limit_active": ("time", "individual", "dof"),
     "seam_dof_value": ("seam", "overlap", "individual", "dof"),
     "seam_disagreement": ("seam", "individual"),
+    **dict.fromkeys(("dof_std", "dof_velocity", "dof_acceleration", "dof_observable"), DOF),
+    **dict.fromkeys(
+        (
+            "root_position_std",
+            "root_orientation_std",
+            "root_velocity",
+            "root_angular_velocity",
+            "root_acceleration",
+            "root_angular_acceleration",
+        ),
+        ("time", "individual", "space"),
+    ),
 }
 FIT_COORDS = {"time", "individual", "space", "quat", "joint", "keypoint", "dof", "seam", "overlap"}
 FIT_ATTRS = {

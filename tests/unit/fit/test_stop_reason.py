@@ -20,7 +20,7 @@ def test_stop_reasons_reach_the_store_and_are_counted(fly_plan_path, tmp_path):
     out = tmp_path / "fit.zarr"
     fit_session(tracks, plan, SolverConfig(n_iterations=1), out, chunk_frames=20)
     fit = open_fit(out)
-    assert fit.attrs["schema_version"] == SCHEMA_VERSION == 2
+    assert fit.attrs["schema_version"] == SCHEMA_VERSION == 3
     reason = fit["stop_reason"].values
     assert reason.shape == (40, 2) and (reason == MAX_ITERATIONS).all()  # one step: the cap
     assert np.isfinite(fit["objective"].values).all()
