@@ -1,0 +1,101 @@
+"""The report's subject-calibration section: per identity, the body it was fitted with.
+
+For every stored calibration (``<outputs.root>/calibrations/<identity>.json``,
+:mod:`pipeline.calibrate.identity`): the segment scales with their standard errors (a
+plot and a table), the keypoint RMS of the calibration frames before and after, the
+sessions and their own scales, and the sessions flagged as disagreeing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from pipeline.calibrate.result import Calibration, load_calibration
+from pipeline.inspect import html
+from pipeline.inspect.plots.common import new_figure
+
+__all__ = ["calibration_section", "identity_html"]
+
+
+def _scales_figure(cal: Calibration):
+    segments = [s for s in cal.record["segments"] if s["group"] is not None]
+    fig = new_figure(7, 0.22 * len(segments) + 1.2)
+    ax = fig.add_subplot()
+    names = [s["joint"] for s in segments]
+    ax.errorbar(
+        [s["scale"] for s in segments],
+        range(len(segments)),
+        xerr=[2 * s["scale_std"] for s in segments],
+        fmt="o",
+        ms=3,
+        capsize=2,
+    )
+    for i, s in enumerate(segments):
+        if not s["observed"]:
+            ax.annotate(
+                "not observed",
+                (s["scale"], i),
+                fontsize=7,
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+            )
+    ax.axvline(1.0, color="0.6", lw=0.8)
+    ax.axvline(cal.global_scale, color="C1", lw=0.8, ls="--", label="global scale")
+    ax.set_yticks(range(len(segments)), names, fontsize=7)
+    ax.set_xlabel("segment length / template length (error bars: 2 SE)")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def identity_html(cal: Calibration) -> str:
+    """One identity's part of the section."""
+    rec = cal.record
+    unit = cal.plan.unit or ""
+    facts = {
+        "keypoint RMS, template": f"{rec['rms_before']:.4g} {unit}",
+        "keypoint RMS, calibrated": f"{rec['rms_after']:.4g} {unit}",
+        "global scale": f"{rec['global_scale']['value']:.4f} ± {rec['global_scale']['std']:.4f}",
+        "frames": rec["n_frames"],
+        "iterations": f"{rec['iterations']} ({'' if rec['converged'] else 'not '}converged)",
+        "template sha256": rec["template_sha256"][:16],
+        "created": rec.get("created", ""),
+    }
+    out = [html.key_values(facts)]
+    if rec.get("flagged"):
+        out.append(
+            html.note(
+                "Sessions whose size disagrees with this identity's other sessions (growth, "
+                f"or a mislabeled animal?): {', '.join(rec['flagged'])}"
+            )
+        )
+    out.append(html.figure(_scales_figure(cal), "Segment scales.", alt="segment scales"))
+    table = pd.DataFrame(rec["segments"]).set_index("joint")
+    out.append(html.table(table.drop(columns=["group"])))
+    scales = rec.get("session_scales") or {}
+    if scales:
+        rows = pd.DataFrame({"scale against the calibrated body": scales}).rename_axis("session")
+        out.append(html.table(rows))
+    if rec.get("markers"):
+        out.append(html.table(pd.DataFrame(rec["markers"]).set_index("joint")))
+    return "".join(out)
+
+
+def calibration_section(folder: str | Path | None) -> str:
+    """The section over every calibration in ``folder`` ('' when there are none)."""
+    if folder is None or not Path(folder).is_dir():
+        return ""
+    parts = []
+    for path in sorted(Path(folder).rglob("*.json")):
+        try:
+            cal = load_calibration(path)
+        except Exception as exc:  # noqa: BLE001 - one unreadable file is named, not fatal
+            parts.append(html.note(f"{path.name}: not shown ({exc})"))
+            continue
+        identity = str(cal.record.get("identity") or path.stem)
+        parts.append(html.section(f"calibration-{identity}", identity, identity_html(cal), level=3))
+    if not parts:
+        return ""
+    return html.section("calibration", "Subject calibration", "".join(parts))
