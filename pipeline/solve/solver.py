@@ -1,8 +1,10 @@
 """Batched Gauss-Newton / Levenberg-Marquardt inverse kinematics.
 
-:func:`solve_frames` and :func:`solve_sequence` hand 3D observations to the compiled engine
-(:mod:`pipeline.solve.compiled`, one frame at a time) unless ``SolverConfig.engine`` says
-otherwise, and everything else (2D mappers, ``engine="numpy"``) to the numpy engine.
+:func:`solve_frames` and :func:`solve_sequence` hand 3D observations and pixels of
+calibrated cameras to the compiled engine (:mod:`pipeline.solve.compiled`, one frame at a
+time; cameras: :mod:`pipeline.solve.compiled.projection`) unless ``SolverConfig.engine``
+says otherwise, and everything else (other 2D mappers, ``engine="numpy"``) to the numpy
+engine.
 
 The numpy engine is :mod:`pipeline.solve.numpy` (frames in lockstep lanes); the rules
 both engines share are :mod:`pipeline.solve.rules`.
@@ -21,7 +23,7 @@ import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.solve.config import SolverConfig
-from pipeline.solve.mappers import Identity3D, as_mapper
+from pipeline.solve.mappers import CalibratedCameras, Identity3D, as_mapper
 from pipeline.solve.numpy.frames import frames_in_lanes, sequence_in_lanes
 from pipeline.solve.numpy.pose import Pose, clamp, cold_pose, diagnostics, empty_pose, initial_pose
 from pipeline.solve.problem import Problem, prepare
@@ -35,11 +37,11 @@ __all__ = ["solve_frames", "solve_sequence"]
 def _compiled(config: SolverConfig, mapper) -> bool:
     """Whether a problem runs on the compiled engine (``SolverConfig.engine``)."""
     engine = config.engine
-    direct = isinstance(mapper, Identity3D)
+    direct = isinstance(mapper, Identity3D | CalibratedCameras)
     if engine == "compiled" and not direct:
         raise ValueError(
-            f"SolverConfig.engine: 'compiled' solves 3D observations only, not "
-            f"{type(mapper).__name__}; use 'auto' or 'numpy'"
+            f"SolverConfig.engine: 'compiled' solves 3D observations and calibrated cameras "
+            f"only, not {type(mapper).__name__}; use 'auto' or 'numpy'"
         )
     return engine == "compiled" or (engine == "auto" and direct)
 
@@ -59,6 +61,10 @@ def _run_compiled(
     """Solve on the compiled engine, from ``start`` or (None) cold from the neutral pose."""
     from pipeline.solve.compiled import solve_compiled  # numba loads on first use only
 
+    if isinstance(prob.mapper, CalibratedCameras):  # projection rows per view (issue 20)
+        from pipeline.solve.compiled.projection import solve_projected
+
+        return solve_projected(prob, start, chained, cold)
     cfg, model = prob.config, prob.model
     kabsch = start is None and cfg.cold_root == "kabsch" and model.free_base
     if start is None:  # one start pose for all; the kernel fits each frame's root

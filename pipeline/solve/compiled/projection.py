@@ -1,0 +1,392 @@
+r"""Compiled engine for pixels through calibrated cameras: projection rows per view.
+
+A keypoint ``p`` seen by view ``c`` has the pixel residual ``r = obs - pi_c(p)`` and the
+``2x3`` derivative ``P = d pi_c / dp`` of the distorted projection
+(:mod:`pipeline.cameras.projection`'s formulas, scalar here). Its Gauss-Newton rows are
+``P @ J_p``; summed over the views that see it, a keypoint contributes ``J_p^T M J_p`` to
+the normal matrix and ``J_p^T b`` to the gradient with the *anisotropic* ``3x3`` weight
+``M = sum_c w_c P^T P`` and ``b = sum_c w_c P^T r`` (``w_c`` the robust weight of that
+view's residual). The isotropic subtree moments of :mod:`.normal` do not apply; instead
+every keypoint's ``6x6`` screw block ``A^T M A`` (``A = [-[p]x, I]``, positions relative
+to the root) and ``A^T b = (p x b, b)`` are summed up the tree, and the entries of two
+coordinates on one path are ``xi_k^T Phi_l xi_l`` as there, so :func:`.normal.solve_tree`
+factors the same sparse system. The loop is :mod:`.frames`' (same rules, same LM
+acceptance); the cold root pose and the diagnostics come from the numpy engine, so
+results equal :mod:`pipeline.solve.numpy`'s to round-off.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+from pipeline.cameras.projection import pack
+from pipeline.solve.compiled.bundles import settings, workspace
+from pipeline.solve.compiled.forward import fk
+from pipeline.solve.compiled.normal import solve_tree
+from pipeline.solve.compiled.pose import apply_step, copy, fill, warm_start
+from pipeline.solve.compiled.so3 import quat_to_matrix
+from pipeline.solve.compiled.tables import tables
+from pipeline.solve.numpy.pose import Pose, cold_pose, diagnostics
+from pipeline.solve.problem import Problem
+from pipeline.solve.result import FitResult
+from pipeline.solve.rules import (
+    CAUCHY,
+    CONVERGED,
+    FLAT_FLOOR,
+    FLAT_RTOL,
+    HUBER,
+    INLINE,
+    JIT,
+    LM_GROW,
+    LM_MAX_DAMPING,
+    LM_SHRINK,
+    MAX_ITERATIONS,
+    STALLED,
+)
+
+__all__ = ["solve_projected"]
+
+_FISHEYE_EPS = 1e-8
+
+
+@nb.njit(**INLINE)
+def _project(cam, c: int, p: np.ndarray, jac: np.ndarray) -> tuple[float, float, bool]:
+    """Pixel of world point ``p`` in camera ``c`` and ``jac (2, 3)``; False behind it."""
+    rot, tr, foc, cen, model, coef = cam
+    xc = rot[c, 0, 0] * p[0] + rot[c, 0, 1] * p[1] + rot[c, 0, 2] * p[2] + tr[c, 0]
+    yc = rot[c, 1, 0] * p[0] + rot[c, 1, 1] * p[1] + rot[c, 1, 2] * p[2] + tr[c, 1]
+    zc = rot[c, 2, 0] * p[0] + rot[c, 2, 1] * p[1] + rot[c, 2, 2] * p[2] + tr[c, 2]
+    if not zc > 0.0:
+        return 0.0, 0.0, False
+    iz = 1.0 / zc
+    x, y = xc * iz, yc * iz
+    r2 = x * x + y * y
+    if model[c] == 2:
+        k1, k2, k3, k4 = coef[c, 0], coef[c, 1], coef[c, 2], coef[c, 3]
+        r = math.sqrt(r2)
+        th = math.atan(r)
+        t2 = th * th
+        poly = 1.0 + t2 * (k1 + t2 * (k2 + t2 * (k3 + t2 * k4)))
+        if r <= _FISHEYE_EPS:
+            s, g = 1.0, 0.0
+        else:
+            s = th * poly / r
+            dpoly = 1.0 + t2 * (3.0 * k1 + t2 * (5.0 * k2 + t2 * (7.0 * k3 + t2 * 9.0 * k4)))
+            g = (dpoly / (1.0 + r2) - s) / (r * r)
+        xd, yd = s * x, s * y
+        a, b, d = s + g * x * x, g * x * y, s + g * y * y
+        b2 = b
+    else:
+        k1, k2, p1, p2, k3 = coef[c, 0], coef[c, 1], coef[c, 2], coef[c, 3], coef[c, 4]
+        radial = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3))
+        xy = x * y
+        xd = x * radial + 2.0 * p1 * xy + p2 * (r2 + 2.0 * x * x)
+        yd = y * radial + p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * xy
+        dr = k1 + r2 * (2.0 * k2 + 3.0 * k3 * r2)
+        b = 2.0 * xy * dr + 2.0 * p1 * x + 2.0 * p2 * y
+        b2 = b
+        a = radial + 2.0 * x * x * dr + 2.0 * p1 * y + 6.0 * p2 * x
+        d = radial + 2.0 * y * y * dr + 6.0 * p1 * y + 2.0 * p2 * x
+    fx, fy = foc[c, 0], foc[c, 1]
+    # d pixel / d camera point = diag(f) @ [[a, b], [b2, d]] @ (1/Z)[[1, 0, -x], [0, 1, -y]]
+    n00, n02 = fx * a * iz, -fx * (a * x + b * y) * iz
+    n01 = fx * b * iz
+    n10, n11 = fy * b2 * iz, fy * d * iz
+    n12 = -fy * (b2 * x + d * y) * iz
+    for k in range(3):
+        jac[0, k] = n00 * rot[c, 0, k] + n01 * rot[c, 1, k] + n02 * rot[c, 2, k]
+        jac[1, k] = n10 * rot[c, 0, k] + n11 * rot[c, 1, k] + n12 * rot[c, 2, k]
+    return fx * xd + cen[c, 0], fy * yd + cen[c, 1], True
+
+
+@nb.njit(**JIT)
+def objective_px(tb, cam, pos, obs, w, q, nw, loss, scale, res, weff, pj) -> float:
+    """The projected objective of one pose (as :func:`.forward.objective`, in pixels).
+
+    Fills the pixel residuals ``res (C, J, 2)``, robust weights ``weff (C, J)`` and
+    projection Jacobians ``pj (C, J, 2, 3)`` (where observed).
+    """
+    cost = 0.0
+    s2 = scale * scale
+    for c in range(obs.shape[0]):
+        for j in range(pos.shape[0]):
+            wj = w[c, j]
+            ok = False
+            u = v = 0.0
+            if wj > 0.0:
+                u, v, ok = _project(cam, c, pos[j], pj[c, j])
+            r0, r1 = obs[c, j, 0] - u, obs[c, j, 1] - v
+            if not (ok and math.isfinite(r0) and math.isfinite(r1)):
+                res[c, j, 0] = res[c, j, 1] = 0.0
+                weff[c, j] = 0.0
+                continue
+            res[c, j, 0], res[c, j, 1] = r0, r1
+            d2 = r0 * r0 + r1 * r1
+            if loss == HUBER:
+                e = math.sqrt(d2)
+                if e <= scale:
+                    weff[c, j] = wj
+                    cost += wj * d2
+                else:
+                    weff[c, j] = wj * scale / e
+                    cost += wj * (2.0 * scale * e - s2)
+            elif loss == CAUCHY:
+                weff[c, j] = wj / (1.0 + d2 / s2)
+                cost += wj * s2 * math.log1p(d2 / s2)
+            else:
+                weff[c, j] = wj
+                cost += wj * d2
+    prior = 0.0
+    for k in range(q.shape[0]):
+        dq = q[k] - tb.neutral[k]
+        prior += tb.prior_scale[k] * dq * dq
+    return cost + nw * prior
+
+
+@nb.njit(**JIT)
+def assemble_px(tb, pos, axes, pivots, root_pos, res, weff, pj, phi, gm, xi, f, hd, hc, hr, g):
+    """Normal matrix (ancestor entries) and gradient from the views' projection rows.
+
+    ``phi (J + 1, 6, 6)`` and ``gm (J + 1, 6)`` are scratch: the screw blocks and
+    gradients of the keypoints strictly below each joint (row ``J``: all keypoints).
+    """
+    nj = pos.shape[0]
+    nr = tb.n_root
+    phi[:] = 0.0
+    gm[:] = 0.0
+    m = np.empty((3, 3))
+    bm = np.empty((3, 6))
+    for j in range(nj - 1, -1, -1):
+        px = pos[j, 0] - root_pos[0]
+        py = pos[j, 1] - root_pos[1]
+        pz = pos[j, 2] - root_pos[2]
+        m[:] = 0.0
+        b0 = b1 = b2 = 0.0
+        for c in range(weff.shape[0]):
+            wc = weff[c, j]
+            if wc == 0.0:
+                continue
+            r0, r1 = wc * res[c, j, 0], wc * res[c, j, 1]
+            for a in range(3):
+                pa0, pa1 = pj[c, j, 0, a], pj[c, j, 1, a]
+                for b in range(3):
+                    m[a, b] += wc * (pa0 * pj[c, j, 0, b] + pa1 * pj[c, j, 1, b])
+            b0 += pj[c, j, 0, 0] * r0 + pj[c, j, 1, 0] * r1
+            b1 += pj[c, j, 0, 1] * r0 + pj[c, j, 1, 1] * r1
+            b2 += pj[c, j, 0, 2] * r0 + pj[c, j, 1, 2] * r1
+        p = tb.parent[j]
+        if p < 0:
+            p = nj
+        for a in range(3):  # B = M A, A = [-[p]x, I]: column k of -[p]x is e_k x p
+            bm[a, 0] = m[a, 2] * py - m[a, 1] * pz
+            bm[a, 1] = m[a, 0] * pz - m[a, 2] * px
+            bm[a, 2] = m[a, 1] * px - m[a, 0] * py
+            bm[a, 3], bm[a, 4], bm[a, 5] = m[a, 0], m[a, 1], m[a, 2]
+        for k in range(6):  # A^T B: rows [p]x B (p x column), then B
+            phi[p, 0, k] += py * bm[2, k] - pz * bm[1, k] + phi[j, 0, k]
+            phi[p, 1, k] += pz * bm[0, k] - px * bm[2, k] + phi[j, 1, k]
+            phi[p, 2, k] += px * bm[1, k] - py * bm[0, k] + phi[j, 2, k]
+            phi[p, 3, k] += bm[0, k] + phi[j, 3, k]
+            phi[p, 4, k] += bm[1, k] + phi[j, 4, k]
+            phi[p, 5, k] += bm[2, k] + phi[j, 5, k]
+        gm[p, 0] += py * b2 - pz * b1 + gm[j, 0]
+        gm[p, 1] += pz * b0 - px * b2 + gm[j, 1]
+        gm[p, 2] += px * b1 - py * b0 + gm[j, 2]
+        gm[p, 3] += b0 + gm[j, 3]
+        gm[p, 4] += b1 + gm[j, 4]
+        gm[p, 5] += b2 + gm[j, 5]
+    for s in range(nr + tb.dof_joint.shape[0]):
+        if s < nr:
+            jk = nj
+            for c in range(6):
+                xi[s, c] = 0.0
+            xi[s, (s + 3) % 6] = 1.0
+        else:
+            k = s - nr
+            jk = tb.dof_joint[k]
+            ux, uy, uz = axes[k, 0], axes[k, 1], axes[k, 2]
+            if tb.angular[k]:
+                ox = pivots[k, 0] - root_pos[0]
+                oy = pivots[k, 1] - root_pos[1]
+                oz = pivots[k, 2] - root_pos[2]
+                xi[s, 0], xi[s, 1], xi[s, 2] = ux, uy, uz
+                xi[s, 3] = oy * uz - oz * uy
+                xi[s, 4] = oz * ux - ox * uz
+                xi[s, 5] = ox * uy - oy * ux
+            else:
+                xi[s, 0] = xi[s, 1] = xi[s, 2] = 0.0
+                xi[s, 3], xi[s, 4], xi[s, 5] = ux, uy, uz
+        acc = 0.0
+        for a in range(6):
+            fa = 0.0
+            for b in range(6):
+                fa += phi[jk, a, b] * xi[s, b]
+            f[s, a] = fa
+            acc += xi[s, a] * gm[jk, a]
+        g[s] = acc
+    for s in range(nr + tb.dof_joint.shape[0]):
+        acc = 0.0
+        for c in range(6):
+            acc += xi[s, c] * f[s, c]
+        hd[s] = acc
+        for mm in range(tb.local_depth[s]):
+            i = tb.ancestors[s, mm]
+            acc = 0.0
+            for c in range(6):
+                acc += xi[i, c] * f[s, c]
+            hc[s, mm] = acc
+        for c in range(min(s, nr)):
+            hr[s, c] = f[s, (c + 3) % 6]
+
+
+@nb.njit(**JIT)
+def _kernel(tb, cam, obs, w, q0, rp0, rq0, cold, cfg, ws, buf, out_q, out_rp, out_rq, out_it,
+            out_reason, out_act):  # fmt: skip
+    """:func:`.frames.solve_frames_kernel`'s loop on the projected objective."""
+    nr = tb.n_root
+    n = tb.dof_type.shape[0]
+    prior = cfg.neutral_weight * tb.prior_scale
+    nw, loss, scale, angle_floor = cfg.neutral_weight, cfg.loss, cfg.loss_scale, cfg.angle_floor
+    res, weff, pj, phi, gm = buf
+    rot, org, pos, axes, pivots, tmp, trig = (
+        ws.rot,
+        ws.org,
+        ws.pos,
+        ws.axes,
+        ws.pivots,
+        ws.tmp,
+        ws.trig,
+    )
+    root_rot = ws.root_rot
+    for t in range(obs.shape[0]):
+        if cfg.chained and not cold[t]:
+            velo = cfg.velocity and t >= 2 and not cold[t - 1]
+            warm_start(tb, out_q, out_rp, out_rq, t, velo, ws.q, ws.rp, ws.rq, ws.act_new)
+        else:
+            i0 = 0 if q0.shape[0] == 1 else t
+            copy(q0[i0], ws.q)
+            copy(rp0[i0], ws.rp)
+            copy(rq0[i0], ws.rq)
+        q, rp, rq, act = ws.q, ws.rp, ws.rq, ws.act
+        q_new, rp_new, rq_new, act_new = ws.q_new, ws.rp_new, ws.rq_new, ws.act_new
+        obs_t, w_t = obs[t], w[t]
+        lam = cfg.lam0
+        fill(act, False)
+        reason = MAX_ITERATIONS
+        it = 0
+        while it < cfg.n_iterations:
+            it += 1
+            quat_to_matrix(rq, root_rot)
+            fk(tb, q, rp, root_rot, True, rot, org, pos, axes, pivots, tmp, trig)
+            cost = objective_px(tb, cam, pos, obs_t, w_t, q, nw, loss, scale, res, weff, pj)
+            assemble_px(tb, pos, axes, pivots, rp, res, weff, pj, phi, gm, ws.xi, ws.f, ws.hd,
+                        ws.hc, ws.hr, ws.g)  # fmt: skip
+            hd, g = ws.hd, ws.g
+            for s in range(nr):
+                hd[s] += lam * max(hd[s], 1.0 if s < 3 else angle_floor)
+            for k in range(n):
+                s = nr + k
+                d = hd[s] + prior[k]
+                hd[s] = d + lam * max(d, angle_floor if tb.angular[k] else 1.0)
+                g[s] -= prior[k] * (q[k] - tb.neutral[k])
+            solve_tree(tb, hd, ws.hc, ws.hr, g, ws.step)
+            max_pos, max_ang, finite = apply_step(
+                tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
+            )
+            if not (finite and math.isfinite(cost)):
+                fill(act, False)
+                reason = STALLED
+                if not cfg.gn:
+                    lam *= LM_GROW
+                continue
+            reason = MAX_ITERATIONS
+            small = max_pos < cfg.position_tolerance and max_ang < cfg.angle_tolerance
+            accept = True
+            if cfg.gn:
+                if small:
+                    reason = CONVERGED
+            else:
+                quat_to_matrix(rq_new, root_rot)
+                fk(tb, q_new, rp_new, root_rot, False, rot, org, pos, axes, pivots, tmp, trig)
+                cand = objective_px(tb, cam, pos, obs_t, w_t, q_new, nw, loss, scale, res,
+                                    weff, pj)  # fmt: skip
+                accept = cand <= cost
+                lam = max(lam * LM_SHRINK, cfg.damping) if accept else lam * LM_GROW
+                ref = max(cost, FLAT_FLOOR)
+                flat = abs(cost - cand) <= FLAT_RTOL * ref
+                gain = accept and cost - cand <= cfg.cost_tolerance * ref
+                if (accept and small) or flat or gain:
+                    reason = CONVERGED
+                elif lam > LM_MAX_DAMPING:
+                    reason = STALLED
+            if accept:
+                q, q_new = q_new, q
+                rp, rp_new = rp_new, rp
+                rq, rq_new = rq_new, rq
+                act, act_new = act_new, act
+            else:
+                fill(act, False)
+            if reason != MAX_ITERATIONS:
+                break
+        copy(q, out_q[t])
+        copy(rp, out_rp[t])
+        copy(rq, out_rq[t])
+        copy(act, out_act[t])
+        out_it[t] = it
+        out_reason[t] = reason
+
+
+def solve_projected(
+    prob: Problem, start: Pose | None, chained: bool, cold: np.ndarray | None = None
+) -> FitResult:
+    """Solve a :class:`~pipeline.solve.mappers.CalibratedCameras` problem frame by frame.
+
+    Parameters
+    ----------
+    prob : Problem
+        Float64, with a ``CalibratedCameras`` mapper.
+    start : Pose or None
+        Start poses (one per frame, or one for all); None: the numpy engine's cold start
+        (neutral DOFs, root by DLT-then-Kabsch) for every frame that starts cold.
+    chained : bool
+        Warm-start every frame from the solution before it (a sequence).
+    cold : (T,) bool, optional
+        With ``chained``: frames that start cold (default: the first only).
+
+    Returns
+    -------
+    FitResult
+        Diagnostics from the numpy engine's :func:`~pipeline.solve.numpy.pose.diagnostics`.
+    """
+    cfg, model = prob.config, prob.model
+    tb = tables(prob.plan)
+    t = prob.n_frames
+    if cold is None:
+        cold = np.zeros(t, np.bool_)
+        cold[:1] = True
+    cold = np.ascontiguousarray(cold, dtype=np.bool_)
+    if start is None:  # every frame's own cold start, or the first frame's for a sequence
+        start = cold_pose(prob, np.arange(1 if chained and cold.sum() <= 1 else t))
+    kcfg = settings(cfg, prob.neutral_weight, prob.position_tolerance, prob.angle_floor,
+                    chained, cfg.warm_start == "velocity", False)  # fmt: skip
+    cams = pack(prob.mapper.cameras)
+    cam = tuple(np.ascontiguousarray(a) for a in cams)
+    c, nj, n = len(prob.mapper.cameras), prob.plan.n_joints, model.n_dofs
+    buf = (np.empty((c, nj, 2)), np.empty((c, nj)), np.zeros((c, nj, 2, 3)),
+           np.empty((nj + 1, 6, 6)), np.empty((nj + 1, 6)))  # fmt: skip
+    out_q, out_rp, out_rq = np.empty((t, n)), np.empty((t, 3)), np.empty((t, 4))
+    out_it, out_reason = np.zeros(t, np.int32), np.zeros(t, np.int8)
+    out_act = np.zeros((t, n), np.bool_)
+    f64 = [
+        np.ascontiguousarray(a, dtype=np.float64)
+        for a in (start.q, start.root_pos, start.root_quat)
+    ]
+    if t:
+        _kernel(tb, cam, np.ascontiguousarray(prob.obs, np.float64),
+                np.ascontiguousarray(prob.weight, np.float64), *f64, cold, kcfg, workspace(tb),
+                buf, out_q, out_rp, out_rq, out_it, out_reason, out_act)  # fmt: skip
+    pose = Pose(out_rp, out_rq, out_q)
+    return diagnostics(prob, pose, out_it, out_reason, out_act).astype(cfg.np_dtype)
