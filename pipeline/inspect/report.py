@@ -21,6 +21,7 @@ import xarray as xr
 
 from pipeline.inspect import html
 from pipeline.inspect.archive import FitArchive, open_archive
+from pipeline.inspect.calibration import calibration_section
 from pipeline.inspect.overview import angle_distributions, truth_table
 from pipeline.inspect.plots import plot_archive_overview
 from pipeline.inspect.sections import (
@@ -212,6 +213,7 @@ def archive_report_html(
         html.section("truth", "Against the known truth", truth_html) if truth_html else "",
         html.section("worst-frames", f"Worst frames (top {worst} across sessions)", worst_html),
         html.section("provenance", "Provenance", prov_html),
+        calibration_section(Path(root).parent / "calibrations" if root else None),
         html.section("sessions", "Sessions", "".join(details)),
     ]
     return html.page(title, "".join(body), interactive=bool(chosen))
