@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -160,6 +160,10 @@ class SolverConfig:
     temporal: Literal["none", "smooth"] = "none"
     temporal_noise: float = 10.0
     temporal_position_noise: float = 3.0
+
+    #: Read by pydantic when a model has a ``SolverConfig`` field (a run config's
+    #: ``solver``): unknown keys are errors. Not a dataclass field.
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
 
     @classmethod
     def quickik(cls, **changes: Any) -> SolverConfig:
