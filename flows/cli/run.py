@@ -177,6 +177,10 @@ def reprocess(
     scheduler: Scheduler = None,
     set_: SetOption = None,
     force: Force = False,
+    recalibrate: Annotated[
+        bool,
+        typer.Option(help="Recompute the stored subject calibrations (config calibration)."),
+    ] = False,
     verbose: Verbose = False,
 ) -> None:
     """Reprocess an archive: ingest new or changed sessions, fit the stale ones, report.
@@ -195,6 +199,7 @@ def reprocess(
             "outputs": {"root": None if out is None else str(out)},
             "body_plan": body_plan,
             "cluster": cluster_override(workers, scheduler),
+            "calibration": {"recalibrate": True if recalibrate else None},
         }
         run = load_run_config(config, overrides, set_ or ())
         summary = _run(run, force, verbose)
