@@ -110,7 +110,7 @@ def annotate(
     )
     variance = evidence.variance
     out = result
-    for _ in range(RELINEARISE + 1):
+    for k in range(RELINEARISE + 1):
         z = np.zeros((t, n))
         if nr:
             z[:, :3] = out.root_position
@@ -118,9 +118,11 @@ def annotate(
         info = (evidence.information + np.diag(evidence.prior)) / variance[:, None, None]
         grad = evidence.gradient / variance[:, None]
         quat = np.asarray(out.root_orientation, np.float64) if nr else None
-        sm = rts_smooth(z, quat, info, grad, sigma, 1.0 / fps, wrap, unit)
+        last = k == RELINEARISE
+        sm = rts_smooth(z, quat, info, grad, sigma, 1.0 / fps, wrap, unit, covariance=last)
         out = _pose_result(prob, result, sm)
-        evidence = frame_evidence(prob, out)
+        if not last:
+            evidence = frame_evidence(prob, out)
     fields = _fields(
         model, sm.std, evidence.observable, sm.velocity * fps, sm.acceleration * fps**2
     )

@@ -20,17 +20,12 @@ singular ``H`` (an unobserved coordinate).
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
+import scipy.linalg
 
-from pipeline.kinematics.rotations import (
-    quat_conjugate,
-    quat_multiply,
-    quat_normalize,
-    quat_to_rotvec,
-    rotvec_to_quat,
-)
 from pipeline.solve.temporal.model import transition
 
 __all__ = ["Smoothed", "rts_smooth"]
@@ -62,14 +57,62 @@ class Smoothed(NamedTuple):
     std: np.ndarray
 
 
-def _log_delta(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
+def _qmul(a, b) -> tuple[float, float, float, float]:
+    aw, ax, ay, az = a
+    bw, bx, by, bz = b
+    return (
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    )
+
+
+def _log_delta(qa, qb) -> np.ndarray:
     """World-frame rotation vector from ``qb`` to ``qa``: ``log(qa qb^-1)``."""
-    d = quat_multiply(qa, quat_conjugate(qb))
-    return quat_to_rotvec(np.where(d[..., :1] < 0, -d, d))
+    w, x, y, z = _qmul(qa, (qb[0], -qb[1], -qb[2], -qb[3]))
+    if w < 0:
+        w, x, y, z = -w, -x, -y, -z
+    s = math.sqrt(x * x + y * y + z * z)
+    k = 2.0 / w if s < 1e-8 else 2.0 * math.atan2(s, w) / s
+    return np.array([k * x, k * y, k * z])
 
 
-def _rotate(delta: np.ndarray, q: np.ndarray) -> np.ndarray:
-    return quat_normalize(quat_multiply(rotvec_to_quat(delta), q))
+def _rotate(delta, q) -> np.ndarray:
+    """``exp(delta) q``, normalised."""
+    dx, dy, dz = float(delta[0]), float(delta[1]), float(delta[2])
+    theta = math.sqrt(dx * dx + dy * dy + dz * dz)
+    k = 0.5 - theta * theta / 48.0 if theta < 1e-8 else math.sin(0.5 * theta) / theta
+    r = np.array(_qmul((math.cos(0.5 * theta), k * dx, k * dy, k * dz), q))
+    return r / math.sqrt(float(r @ r))
+
+
+def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a^-1 b`` for a symmetric ``a``: Cholesky, LU where rounding made it indefinite."""
+    try:
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(a, check_finite=False), b)
+    except np.linalg.LinAlgError:
+        return np.linalg.solve(a, b)
+
+
+def _rows(p: np.ndarray, n: int) -> np.ndarray:
+    """``F p`` by blocks (``F = kron(F3, I)``), shape ``(3, n, 3, n)``."""
+    b = p.reshape(3, n, 3, n)
+    return np.stack([b[0] + b[1] + 0.5 * b[2], b[1] + b[2], b[2]])
+
+
+def _predict(p: np.ndarray, q: np.ndarray, n: int) -> np.ndarray:
+    """``F p F^T + Q`` by blocks: no dense products."""
+    rows = _rows(p, n)
+    out = np.stack(
+        [
+            rows[:, :, 0] + rows[:, :, 1] + 0.5 * rows[:, :, 2],
+            rows[:, :, 1] + rows[:, :, 2],
+            rows[:, :, 2],
+        ],
+        axis=2,
+    )
+    return out.reshape(3 * n, 3 * n) + q
 
 
 def rts_smooth(
@@ -81,6 +124,7 @@ def rts_smooth(
     dt: float,
     wrap: np.ndarray,
     scale: np.ndarray,
+    covariance: bool = True,
 ) -> Smoothed:
     """Smooth the per-frame fits ``z`` under the constant-acceleration prior.
 
@@ -103,6 +147,9 @@ def rts_smooth(
         Coordinates whose innovations wrap into ``[-pi, pi]``.
     scale : (n,)
         Typical size of each coordinate (for the diffuse start).
+    covariance : bool
+        Smooth the covariance too (False: ``std`` is the filter's, a re-linearisation
+        pass needs the means only).
 
     Returns
     -------
@@ -124,8 +171,8 @@ def rts_smooth(
     qn = quat[0] if rot else None
     for k in range(t):
         if k:
-            pp = f @ p @ f.T + q
-            gain[k - 1] = np.linalg.solve(pp, f @ p).T
+            pp = _predict(p, q, n)
+            gain[k - 1] = _solve(pp, _rows(p, n).reshape(3 * n, 3 * n)).T
             x = f @ x
             if rot:
                 qn = _rotate(x[rot], qn)
@@ -163,7 +210,8 @@ def rts_smooth(
             d[rot] = _log_delta(quat_s[k + 1], q_pred[k + 1])
         g = gain[k]
         xs = x_f[k] + g @ d
-        ps = p_f[k] + g @ (ps - (f @ p_f[k] @ f.T + q)) @ g.T
+        if covariance:
+            ps = p_f[k] + g @ (ps - _predict(p_f[k], q, n)) @ g.T
         if rot:
             quat_s[k] = _rotate(xs[rot], q_filt[k])
             xs[rot] = 0.0
