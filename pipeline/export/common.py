@@ -31,6 +31,7 @@ from pipeline.bodyplan import BodyPlan, load_body_plan
 from pipeline.errors import ExportError
 from pipeline.provenance.fingerprint import kinefit_version
 from pipeline.provenance.hashing import canonical_json, json_sha256
+from pipeline.store.atomic import check_writable
 
 __all__ = [
     "ExportResult",
@@ -231,10 +232,11 @@ def write_outputs(
         raise FileExistsError(
             f"{existing[0]}: already exists; pass overwrite (--overwrite) to replace it"
         )
+    for folder in dict.fromkeys(o.path.parent for o in outputs):
+        check_writable(folder, "the export")
     temps: list[tuple[Path, Path]] = []
     try:
         for output in outputs:
-            output.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = _tmp(output.path)
             temps.append((tmp, output.path))
             output.write(tmp)

@@ -196,7 +196,7 @@ def _write(paths: dict[Path, str], overwrite: bool) -> None:
     existing = [str(p) for p in paths if p.exists()]
     if existing and not overwrite:
         raise FileExistsError(
-            f"{', '.join(existing)}: already exist; pass --overwrite (overwrite=True) to replace"
+            f"{', '.join(existing)}: already exists; pass --overwrite (overwrite=True) to replace"
         )
     temps = {}
     for path in paths:
@@ -264,7 +264,7 @@ def export_kimodo(
     if not overwrite and (out.exists() or meta_path.exists()):
         existing = [str(p) for p in (out, meta_path) if p.exists()]
         raise FileExistsError(
-            f"{', '.join(existing)}: already exist; pass --overwrite (overwrite=True) to replace"
+            f"{', '.join(existing)}: already exists; pass --overwrite (overwrite=True) to replace"
         )
     sk = skeleton if isinstance(skeleton, KimodoSkeleton) else None
     sk = sk or load_kimodo_skeleton(skeleton_file, str(skeleton))
