@@ -51,14 +51,19 @@ def _worst_length_error(template, subject, cal, params) -> float:
     return float(np.max(np.abs(got[seg] / true[seg] - 1)))
 
 
-def _throughput(plan, targets, conf, repeats: int) -> float:
-    solve_sequence(plan, targets[:50], conf[:50])  # compile / warm caches
-    rates = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        solve_sequence(plan, targets, conf)
-        rates.append(len(targets) / (time.perf_counter() - t0))
-    return float(np.median(rates))
+def _throughput(plans, targets, conf, repeats: int) -> list[tuple[float, float]]:
+    """Per plan: median warm frames/s and mean iterations per frame; repeats interleaved."""
+    for plan in plans:
+        solve_sequence(plan, targets[:50], conf[:50])  # compile / warm caches
+    rates: list[list[float]] = [[] for _ in plans]
+    iterations = [0.0 for _ in plans]
+    for _ in range(repeats):  # interleaved, so that load on the machine hits both alike
+        for k, plan in enumerate(plans):
+            t0 = time.perf_counter()
+            fit = solve_sequence(plan, targets, conf)
+            rates[k].append(len(targets) / (time.perf_counter() - t0))
+            iterations[k] = float(np.mean(fit.iterations))
+    return [(float(np.median(r)), it) for r, it in zip(rates, iterations, strict=True)]
 
 
 def main() -> None:
@@ -67,6 +72,7 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=1000, help="calibration frames")
     parser.add_argument("--repeats", type=int, default=5, help="throughput repeats")
     parser.add_argument("--fit-frames", type=int, default=5000, help="frames per fit")
+    parser.add_argument("--methods", default="schur,alternation", help="shape steps to time")
     args = parser.parse_args()
     bodies = {
         "mannequin": (mannequin_template(), {"up": "y", "unit": "m"}, 1.08),
@@ -79,7 +85,7 @@ def main() -> None:
         tracks = session.tracks.isel(time=slice(0, args.frames))
         calibrate(template, tracks.isel(time=slice(0, 60)), CalibrationConfig(min_frames=10))
         cal = None
-        for method in ("schur", "alternation"):
+        for method in args.methods.split(","):
             t0 = time.perf_counter()
             result = calibrate(
                 template, tracks, CalibrationConfig(n_frames=args.frames, method=method)
@@ -96,11 +102,10 @@ def main() -> None:
             cal = cal or result
         targets, conf = targets_of(session)
         targets, conf = targets[: args.fit_frames], conf[: args.fit_frames]
-        base = _throughput(template, targets, conf, args.repeats)
-        after = _throughput(cal.plan, targets, conf, args.repeats)
+        (base, it0), (after, it1) = _throughput([template, cal.plan], targets, conf, args.repeats)
         print(
-            f"{name:9s} fit throughput: template {base:8.0f} frames/s, calibrated "
-            f"{after:8.0f} frames/s, ratio {after / base:.3f}"
+            f"{name:9s} fit throughput: template {base:8.0f} frames/s ({it0:.1f} iterations/"
+            f"frame), calibrated {after:8.0f} frames/s ({it1:.1f}), ratio {after / base:.3f}"
         )
 
 

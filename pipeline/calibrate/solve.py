@@ -150,19 +150,20 @@ def _normal(params: Parameters, plan, poses: _Poses, st, targets, weights, theta
     r_in = np.empty((s, nj, 3, 3))
     r_in[:, parents >= 0] = st.rotations[:, parents[parents >= 0]]
     r_in[:, parents < 0] = rr[:, None] if model.free_base else np.eye(3)
-    rb = np.einsum("sjab,jpb->sjap", r_in, params.offset_basis())  # (S, J, 3, P)
-    js = np.einsum("kj,sjap->skap", _ancestors(plan), rb)
+    rb = np.matmul(r_in, params.offset_basis().transpose(0, 2, 1))  # (S, J, 3, P)
+    js = np.tensordot(_ancestors(plan), rb, axes=([1], [1])).transpose(1, 0, 2, 3)
     r = np.nan_to_num(targets - st.positions)
     sw = np.sqrt(weights)[..., None, None]
     jsw = (js * sw).reshape(s, nj * 3, -1)
     rw = (r * sw[..., 0]).reshape(s, nj * 3)
     prior = params.prior_precision
-    c = np.einsum("sap,saq->pq", jsw, jsw) + np.diag(prior)
-    g = np.einsum("sap,sa->p", jsw, rw) - prior * (theta - params.theta0)
+    flat = jsw.reshape(-1, jsw.shape[-1])
+    c = flat.T @ flat + np.diag(prior)
+    g = flat.T @ rw.ravel() - prior * (theta - params.theta0)
     jp = jacobian_from_state(model, st)
     nr = model.n_root
     jpw = (jp * sw).reshape(s, nj * 3, -1)
-    gp = np.einsum("san,sa->sn", jpw, rw)
+    gp = np.matmul(jpw.transpose(0, 2, 1), rw[..., None])[..., 0]
     gp[:, nr:] -= nw * plan.dof_weight_scalers * (q - plan.neutral)
     active = np.zeros(gp.shape, bool)  # at a limit and pushed outward: held there
     active[:, nr:] = ((q <= plan.lower) & (gp[:, nr:] < 0)) | ((q >= plan.upper) & (gp[:, nr:] > 0))
@@ -177,8 +178,9 @@ def _normal(params: Parameters, plan, poses: _Poses, st, targets, weights, theta
     x = np.linalg.solve(a, np.concatenate([b, gp[..., None]], axis=2))
     if not schur:  # alternation: the poses' own GN step, then the shape step with poses held
         return c, g, np.zeros_like(x[..., :-1]), x[..., -1]
-    reduced = c - np.einsum("snp,snq->pq", b, x[..., :-1])
-    rhs = g - np.einsum("snp,sn->p", b, x[..., -1])
+    b2 = b.reshape(-1, b.shape[-1])
+    reduced = c - b2.T @ x[..., :-1].reshape(b2.shape)
+    rhs = g - b2.T @ x[..., -1].ravel()
     return reduced, rhs, x[..., :-1], x[..., -1]
 
 
@@ -240,7 +242,7 @@ def solve_shape(
             params, plan, poses, st, targets, weights, theta, nw, method == "schur"
         )
         step = np.linalg.lstsq(reduced, rhs, rcond=None)[0]
-        pose_step = xg - np.einsum("snp,p->sn", xb, step)
+        pose_step = xg - xb @ step
         alpha, accepted = 1.0, False
         for _ in range(10):
             trial, trial_plan = theta + alpha * step, params.apply(theta + alpha * step)
