@@ -129,7 +129,7 @@ class JobWatch:
         return connected
 
     def _replace(self, names: list[str]) -> None:
-        """Drop ended (and refused) jobs; submit new ones, under new names."""
+        """Drop ended (and refused) jobs; submit new ones under new names."""
         from distributed.utils import sync
 
         cluster = self.cluster
@@ -140,6 +140,9 @@ class JobWatch:
                 cluster.worker_spec.pop(name, None)
                 cluster.workers.pop(name, None)
             while len(cluster.worker_spec) < self.n_jobs:
+                # a new name: SpecCluster closes a job that reuses a lost worker's name
+                # (its lost-worker-timeout callback), so replacements never reuse one
+                cluster._i += 1
                 cluster.worker_spec.update(cluster.new_worker_spec())
             await cluster._correct_state()
 

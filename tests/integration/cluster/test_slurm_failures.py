@@ -135,14 +135,16 @@ def test_a_fit_whose_workers_do_not_come_back_fails_after_startup_timeout(slurm_
     cfg = config(
         tmp_path,
         n_workers=1,
-        startup_timeout=10,
+        startup_timeout=30,
         job_name="kf-lost",
         job_script_prologue=[hang],
     )
     out = tmp_path / "lost-fit.zarr"
     process = start(["fit", tracks, "-o", out, "-c", cfg], tmp_path)
     try:
-        wait_for(lambda: done_count(partial_path(out)) >= 2, 180, "two finished chunks")
+        running = lambda: done_count(partial_path(out)) >= 2 or process.poll() is not None  # noqa: E731
+        wait_for(running, 180, "two finished chunks")
+        assert process.poll() is None, process.communicate()
         slurm_clean.run("scancel", "-n", "kf-lost")  # the node is lost
         stdout, stderr = process.communicate(timeout=120)
     finally:
@@ -150,7 +152,7 @@ def test_a_fit_whose_workers_do_not_come_back_fails_after_startup_timeout(slurm_
     done = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     line = one_error_line(done)
     assert line.startswith(
-        "error: no SLURM worker came back within 10 s (cluster.startup_timeout): job "
+        "error: no SLURM worker came back within 30 s (cluster.startup_timeout): job "
     )
     assert " R" in line  # the replacement runs, its worker never connects
     wait_for(lambda: not slurm_clean.jobs("kf-lost"), 15, "the jobs to leave squeue")
