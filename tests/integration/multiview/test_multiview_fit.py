@@ -112,7 +112,7 @@ def test_direct_fit_beats_triangulate_then_fit(body, record_property):
     direct = fits["direct"]
     assert direct["reprojection_error"].dims == ("time", "view", "keypoint", "individual")
     assert list(direct["view"].values) == list(rig.views)
-    assert direct.attrs["schema_version"] == 2 and direct.attrs["unobservable"] == []
+    assert direct.attrs["schema_version"] == 3 and direct.attrs["unobservable"] == []
 
     # keypoint-frames only one camera saw: the skeleton carries them
     seen = (rig.confidence > 0).sum(axis=1)  # (T, J)
