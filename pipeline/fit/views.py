@@ -19,8 +19,10 @@ needs to fit it (it travels in the task, small and picklable):
 DOFs one view cannot determine are flagged: :func:`observability` is the column norm of
 the observation Jacobian per coordinate at the plan's neutral pose (root position, root
 rotation increments, then the DOFs), observable when above 1e-6 of the largest. The fit
-store records it in the attrs ``dof_observable`` (coordinate name -> bool); the neutral
-prior (and the LM damping, for the root) holds the unobservable ones.
+store records it in the attrs ``view_observable`` (coordinate name -> bool) and
+``unobservable`` (their names), beside the solver's per-frame ``dof_observable``
+variable; the neutral prior (and the LM damping, for the root) holds the unobservable
+ones.
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ class ViewSetup:
         """Fit store attrs: the setup and the per-coordinate observability."""
         return {
             "observation": self.recipe(),
-            "dof_observable": dict(self.observable),
+            "view_observable": dict(self.observable),
             "unobservable": [name for name, ok in self.observable if not ok],
         }
 

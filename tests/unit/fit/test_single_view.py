@@ -65,8 +65,8 @@ def test_one_view_flags_depth_and_tilt_unobservable_and_holds_them(fit):
         "root_rotation/x",
         "root_rotation/y",
     ]
-    assert fit.attrs["dof_observable"]["head/0"] is True
-    assert fit.attrs["dof_observable"]["spine/0"] is True
+    assert fit.attrs["view_observable"]["head/0"] is True
+    assert fit.attrs["view_observable"]["spine/0"] is True
     np.testing.assert_allclose(fit["root_position"].values[..., 2], 0.0, atol=1e-9)
     quat = fit["root_orientation"].values[:, 0]  # w, x, y, z: a turn about z only
     np.testing.assert_allclose(quat[:, 1:3], 0.0, atol=1e-9)
