@@ -31,6 +31,7 @@ from pipeline.solve import SolverConfig
 from pipeline.store.tracks import open_tracks
 from pipeline.synth.sessions import body_size
 from pipeline.tracks.mapping import map_keypoints
+from pipeline.tracks.units import LENGTH_UNITS, UNKNOWN, canonical_unit
 
 __all__ = ["CalibrationConfig", "SessionTargets", "calibrate", "session_targets"]
 
@@ -117,14 +118,21 @@ def session_targets(
     Raises
     ------
     CalibrationError
-        The tracks are not 3-D, or ``individual`` is not in them (the names are listed),
-        or the session has several individuals and none was chosen.
+        The tracks are not 3-D or in another length unit than the plan, or
+        ``individual`` is not in them (the names are listed), or the session has several
+        individuals and none was chosen.
     """
     source = str(tracks) if not isinstance(tracks, xr.Dataset) else None
     ds = tracks if isinstance(tracks, xr.Dataset) else open_tracks(tracks)
     name = name or str(ds.attrs.get("session") or source or "session")
     if ds.sizes["space"] != 3:
         raise CalibrationError(f"{name}: calibration needs 3-D tracks (x, y, z)")
+    units = canonical_unit(ds.attrs.get("unit")), canonical_unit(plan.unit)
+    if all(u in LENGTH_UNITS and u not in ("px", UNKNOWN) for u in units) and units[0] != units[1]:
+        raise CalibrationError(
+            f"{name}: the tracks are in {units[0]} but the body plan in {units[1]}; convert "
+            f"the tracks (read them with to_unit={units[1]!r}, or ingest with the plan's unit)"
+        )
     names = [str(i) for i in ds["individual"].values]
     if individual is None:
         if len(names) > 1:

@@ -152,3 +152,10 @@ def test_two_individuals_need_a_choice(rng):
     )
     with pytest.raises(CalibrationError, match=r"several individuals \(a, b\); choose one"):
         calibrate(template, tracks, QUICK)
+
+
+def test_tracks_in_another_unit_are_an_error(rng):
+    template = mannequin_template()
+    session = render(template, rng, n_frames=60, unit="mm")
+    with pytest.raises(CalibrationError, match=r"the tracks are in mm but the body plan in m"):
+        calibrate(template, session.tracks, QUICK)
