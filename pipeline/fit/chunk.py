@@ -6,8 +6,9 @@
 see: :func:`pipeline.solve.temporal.model.overlap_frames`), solves every individual
 separately with :func:`pipeline.solve.solve_sequence`, keeps its own frames, and writes
 them with a region write aligned to the store's chunks (retried on transient I/O errors);
-the warm-up solve goes to the seam diagnostic. Only paths and small settings travel in the
-task, never arrays.
+the warm-up solve goes to the seam diagnostic (when smoothing, only the half of the
+overlap nearest the seam: the older half is near the chunk's own edge). Only paths and
+small settings travel in the task, never arrays.
 
 ``write`` is the function that stores a chunk's values (:func:`pipeline.store.chunks.
 write_chunk` by default); tests hand in a wrapper that fails on purpose to exercise the
@@ -127,6 +128,8 @@ def fit_chunk(
         seam = np.full((max(task.overlap_frames, 1), task.plan.n_dofs), np.nan)
         if task.start > lo:
             seam[-(task.start - lo) :] = result.dof_value[: task.start - lo]
+        if task.after_frames:  # smoothed: the older half sees this chunk's own edge
+            seam[: seam.shape[0] - -(-(task.start - lo) // 2)] = np.nan
         seams.append(seam)
     t2 = time.perf_counter()
 
