@@ -146,7 +146,8 @@ def test_angle_panel_names_units_and_joint_menu(walk, walk_spec):
         if v and t.get("meta", {}).get("kinefit") == "angle"
     }
     assert shown == {"chest/flexion", "chest/left_bending", "chest/left_rotation"}
-    assert not traces_of(spec, "angle_std")  # no dof_std in this fit
+    # SD bands exactly when the fit has dof_std (fit store schema 3 has it)
+    assert bool(traces_of(spec, "angle_std")) == ("dof_std" in walk.data_vars)
     # without a body plan: the DOF values under their DOF names
     bare = viewer_spec(walk.isel(time=slice(0, 20)).assign_attrs(body_plan=""))
     names = {bare["data"][k]["meta"]["angle"] for k in traces_of(bare, "angle")}
