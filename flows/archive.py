@@ -321,7 +321,7 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
         tuple(sorted(ingested.failures + tuple(outcomes), key=lambda o: o.session)),
         fit_seconds=fit_seconds,
         seconds=time.perf_counter() - t0,
-        unit=next((o.unit for o in outcomes if o.unit), None),
+        unit=next((o.unit for o in outcomes if o.unit not in (None, "unknown")), None),
         report=report,
     )
     publish_task(summary, SUMMARY_ARTIFACT)

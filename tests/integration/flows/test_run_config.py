@@ -16,7 +16,7 @@ from pipeline.config import (
     make_run_config,
 )
 from pipeline.config.cron import check_cron
-from pipeline.config.files import dump_yaml
+from pipeline.config.files import dump_yaml, load_preset
 from pipeline.solve import SolverConfig
 
 # (YAML text, the key path the message must name, more text it must contain)
@@ -90,7 +90,8 @@ def test_the_builtin_default_is_the_demo_and_fills_every_section():
     config = load_run_config()
     assert default_config_path().name == "default.yaml" and default_config_path().is_file()
     assert config.body_plan == "mannequin"
-    assert config.solver_config == SolverConfig()  # one source of the solver's defaults
+    # the solver's own defaults (one source) plus the demo's robust loss for its outliers
+    assert config.solver_config == SolverConfig(loss="huber", loss_scale=0.03)
     assert config.solver_config.mode == "lm"  # robust to the demo's dropouts and outliers
     assert config.archive.patterns == ["*.nc", "*.csv"] and config.cluster.mode == "local"
     assert Path(config.outputs.root).is_absolute()
@@ -103,7 +104,8 @@ def test_every_cluster_preset_validates():
     for name in presets:
         assert make_run_config({"cluster": name}).cluster.mode == name
     slurm = make_run_config({"cluster": {"preset": "slurm", "queue": "gpu", "n_workers": 2}})
-    assert (slurm.cluster.queue, slurm.cluster.n_workers, slurm.cluster.cores) == ("gpu", 2, 8)
+    cores = load_preset("slurm")["cores"]  # the shipped preset's own request per job
+    assert (slurm.cluster.queue, slurm.cluster.n_workers, slurm.cluster.cores) == ("gpu", 2, cores)
 
 
 def test_paths_are_relative_to_the_config_file(tmp_path, monkeypatch):
