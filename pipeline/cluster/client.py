@@ -212,6 +212,19 @@ def _check(watch: JobWatch | None) -> None:
         watch.check()
 
 
+def _result(future: Any, watch: JobWatch | None) -> Any:
+    """A finished task's result, watching the cluster while it is fetched.
+
+    Fetching needs the worker holding it; if that worker is lost meanwhile, the
+    scheduler reruns the task once a (replacement) worker connects.
+    """
+    while True:
+        try:
+            return future.result(timeout=1)
+        except TimeoutError:
+            _check(watch)
+
+
 def run_tasks(
     function: Callable[..., Any],
     arguments: Sequence[tuple[Any, ...]],
@@ -274,7 +287,7 @@ def run_tasks(
                     pending.add(future)  # "lost" with its worker: the scheduler reruns it
                     continue
                 if future.status == "finished":
-                    results.append(future.result())
+                    results.append(_result(future, watch))
                 elif future.status == "cancelled":
                     failures.append((futures[future], ClusterError("task cancelled")))
                 else:
