@@ -24,7 +24,6 @@ Lengths are the file's own unit, which BVH does not record: ``x-unit`` is ``unit
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers._build import Axis, Ball, Fixed, PlanBuilder, Step
 from pipeline.bodyplan.importers._common import finish_plan
 from pipeline.bodyplan.model import BodyPlan
+from pipeline.provenance.hashing import tree_sha256
 
 __all__ = ["import_bvh", "read_bvh_motion"]
 
@@ -261,7 +261,7 @@ def import_bvh(
         "x-source": {
             "format": FORMAT,
             "file": str(path),
-            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "sha256": tree_sha256(path),
             "rotations": rotations,
             "root": "free (position channels)" if free else "fixed",
             "root_offset": list(root.offset),

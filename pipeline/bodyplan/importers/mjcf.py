@@ -30,7 +30,6 @@ unless ``unit=`` says.
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -43,6 +42,7 @@ from pipeline.bodyplan.importers._build import Axis, Ball, Fixed, PlanBuilder, S
 from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan
 from pipeline.bodyplan.importers._xml import read_xml
 from pipeline.bodyplan.model import BodyPlan
+from pipeline.provenance.hashing import tree_sha256
 
 __all__ = ["import_mjcf", "load_mujoco_model"]
 
@@ -190,7 +190,7 @@ def import_mjcf(
         "x-source": {
             "format": FORMAT,
             "file": str(path),
-            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "sha256": tree_sha256(path),
             "engine": f"mujoco {mujoco.__version__}",
             "compiler": "MjSpec.compile, fusestatic off (every body kept), meshes dropped",
             "angles": "rad (MuJoCo's compiled model, whatever <compiler angle> says)",

@@ -29,7 +29,6 @@ by OpenSim itself; its bodies, joints, coordinates and markers are read as follo
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from pathlib import Path
 from typing import Any
@@ -49,6 +48,7 @@ from pipeline.bodyplan.importers.osim_axes import (
     transform,
 )
 from pipeline.bodyplan.model import BodyPlan
+from pipeline.provenance.hashing import tree_sha256
 
 __all__ = ["import_osim"]
 
@@ -189,7 +189,7 @@ def _convert(osim, model, path: Path, file: str, index: XmlIndex, strict: bool) 
         "x-source": {
             "format": FORMAT,
             "file": str(path),
-            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "sha256": tree_sha256(path),
             "engine": f"opensim {osim.GetVersion()}",
             "root": "ground, fixed",
             "custom_joint": "translations (parent offset frame) then rotation1-3, body-fixed",

@@ -23,7 +23,6 @@ URDF lengths are metres (``x-unit`` ``"m"``), angles radians.
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan
 from pipeline.bodyplan.importers._xml import XmlIndex, read_xml
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.rotations import matrix_to_quat
+from pipeline.provenance.hashing import tree_sha256
 
 __all__ = ["import_urdf"]
 
@@ -181,7 +181,7 @@ def import_urdf(
         "x-source": {
             "format": FORMAT,
             "file": str(path),
-            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "sha256": tree_sha256(path),
             "parser": f"yourdfpy {getattr(yourdfpy, '__version__', '')}".strip(),
             "root": f"link {root!r} " + ("fixed at the origin" if fixed_base else "free"),
             "continuous": "hinge without limits",

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import importlib
 import inspect
 from pathlib import Path
@@ -156,3 +157,12 @@ def test_the_pipeline_root_holds_only_init_errors_and_folders():
     files = {name for name in entries if (ROOT / "pipeline" / name).is_file()}
     assert files <= {"__init__.py", "errors.py", "py.typed"}, files - {"__init__.py", "errors.py"}
     assert not any((ROOT / "pipeline" / name).is_symlink() for name in entries)
+
+
+def test_only_the_hashing_module_imports_hashlib():
+    importers = sorted(
+        name
+        for name, path in MODULES.items()
+        if re.search(r"^\s*import hashlib", path.read_text(), re.M)
+    )
+    assert importers == ["pipeline.provenance.hashing"]
