@@ -9,9 +9,9 @@
 from __future__ import annotations
 
 import ast
-import re
 import importlib
 import inspect
+import re
 from pathlib import Path
 
 import pytest
