@@ -107,7 +107,7 @@ def open_tracks(path: str | Path) -> xr.Dataset:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such tracks store")
-    if path.is_file():
+    if path.is_file() and path.suffix != ".zarr":
         store = path.with_suffix(".zarr").name
         raise TracksError(
             f"{path}: a tracks file, not a tracks store; read it into one first: "

@@ -92,11 +92,11 @@ def test_reprocess_skip_and_refit_after_a_body_plan_edit(
 def test_one_corrupt_session_fails_alone(prefect_harness, dask_address, plan, tmp_path):
     demo_archive(tmp_path / "archive", plan, n_frames=48)
     (tmp_path / "archive" / "broken.nc").write_bytes(b"CDF\x01 truncated garbage")
-    flat = tmp_path / "archive" / "flat2d.csv"  # ingests fine, but a 2-D session cannot fit
-    flat.write_text("frame,keypoint,x,y\n0,pelvis,0,0\n1,pelvis,1,0\n")
+    alien = tmp_path / "archive" / "alien.csv"  # ingests fine, but observes no joint
+    alien.write_text("frame,keypoint,x,y,z\n0,antenna,0,0,0\n1,antenna,1,0,0\n")
     config = run_config(tmp_path, dask_address)
 
-    with pytest.raises(SessionsFailed, match=r"2 of 7 session\(s\) failed: broken, flat2d") as e:
+    with pytest.raises(SessionsFailed, match=r"2 of 7 session\(s\) failed: alien, broken") as e:
         reprocess_archive(config)
     summary = e.value.summary
     assert (summary.fitted, summary.skipped, summary.failed) == (5, 0, 2)
@@ -106,7 +106,7 @@ def test_one_corrupt_session_fails_alone(prefect_harness, dask_address, plan, tm
     assert artifact.flow_run_id == run.id and "| broken | ingest |" in artifact.data
     failures = {s.session: s for s in summary.sessions if s.status == "failed"}
     assert failures["broken"].stage == "ingest" and "broken.nc" in failures["broken"].error
-    assert failures["flat2d"].stage == "fit" and "3-D" in failures["flat2d"].error
+    assert failures["alien"].stage == "fit" and "alien" in failures["alien"].error
     assert not (tmp_path / "fits" / "broken.zarr").exists()
     text = summary.to_markdown()
     assert "### Failed sessions" in text and "| broken | ingest |" in text

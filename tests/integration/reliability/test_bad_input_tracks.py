@@ -118,12 +118,6 @@ CASES = [
         r"space: expected names \['x', 'y', 'z'\]",
     ),
     (
-        "two-dimensional",
-        lambda ds: ds.isel(space=[0, 1]),
-        TracksError,
-        r"space has 2 components; fit_session fits 3-D tracks",
-    ),
-    (
         "no-position",
         lambda ds: ds.drop_vars("position"),
         TracksError,
