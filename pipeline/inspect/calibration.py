@@ -3,17 +3,26 @@
 For every stored calibration (``<outputs.root>/calibrations/<identity>.json``,
 :mod:`pipeline.calibrate.identity`): the segment scales with their standard errors (a
 plot and a table), the keypoint RMS of the calibration frames before and after, the
-sessions and their own scales, and the sessions flagged as disagreeing.
+sessions and their own scales, the sessions flagged as disagreeing, and the template and
+calibrated bodies drawn on one scale (:mod:`pipeline.inspect.plots.calibration`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from pipeline.bodyplan.model import BodyPlan
 from pipeline.calibrate.result import Calibration, load_calibration
+from pipeline.errors import KinefitError
 from pipeline.inspect import html
+from pipeline.inspect.plots.calibration import (
+    calibration_bodies,
+    find_template,
+    plot_calibration_bodies,
+)
 from pipeline.inspect.plots.common import new_figure
 
 __all__ = ["calibration_section", "identity_html"]
@@ -50,9 +59,47 @@ def _scales_figure(cal: Calibration):
     return fig
 
 
-def identity_html(cal: Calibration) -> str:
-    """One identity's part of the section."""
+def _bodies_html(cal: Calibration, identity: str, templates: Sequence[BodyPlan]) -> str:
+    """The template and calibrated bodies' figure, or a note saying why it is missing."""
+    template, source = find_template(cal, templates)
+    if template is None:
+        return html.note(f"Template and calibrated body not drawn: {source}.")
+    try:
+        bodies = calibration_bodies(cal, template, source)
+    except (KinefitError, ValueError) as exc:
+        return html.note(f"Template and calibrated body not drawn: {exc}.")
+    scale = cal.record["global_scale"]
+    title = (
+        f"{identity}: template and calibrated body, neutral pose — global scale "
+        f"{scale['value']:.4f} ± {scale['std']:.4f}"
+    )
+    fig = plot_calibration_bodies(bodies, title=title, unit=cal.plan.unit or "")
+    caption = (
+        "Neutral pose of the template (grey) and of the calibrated body (blue), root at "
+        "the origin, one scale for both bodies and every axis; diamonds are the markers "
+        f"(keypoints with free offsets). Template: {source}."
+    )
+    return html.figure(fig, caption, alt=f"template and calibrated body of {identity}")
+
+
+def identity_html(cal: Calibration, templates: Iterable[BodyPlan] = ()) -> str:
+    """One identity's part of the section.
+
+    Parameters
+    ----------
+    cal : Calibration
+    templates : iterable of BodyPlan
+        Plans that may be its template (matched by sha256); without a match the template
+        is rebuilt from the calibration record.
+
+    Returns
+    -------
+    str
+        HTML: facts, the bodies' figure, the segment scales (figure and table), the
+        sessions' scales and the markers.
+    """
     rec = cal.record
+    identity = str(rec.get("identity") or "")
     unit = cal.plan.unit or ""
     facts = {
         "keypoint RMS, template": f"{rec['rms_before']:.4g} {unit}",
@@ -71,6 +118,7 @@ def identity_html(cal: Calibration) -> str:
                 f"or a mislabeled animal?): {', '.join(rec['flagged'])}"
             )
         )
+    out.append(_bodies_html(cal, identity, list(templates)))
     out.append(html.figure(_scales_figure(cal), "Segment scales.", alt="segment scales"))
     table = pd.DataFrame(rec["segments"]).set_index("joint")
     out.append(html.table(table.drop(columns=["group"])))
@@ -83,10 +131,24 @@ def identity_html(cal: Calibration) -> str:
     return "".join(out)
 
 
-def calibration_section(folder: str | Path | None) -> str:
-    """The section over every calibration in ``folder`` ('' when there are none)."""
+def calibration_section(folder: str | Path | None, templates: Iterable[BodyPlan] = ()) -> str:
+    """The section over every calibration in ``folder`` ('' when there are none).
+
+    Parameters
+    ----------
+    folder : str or Path or None
+        ``<outputs.root>/calibrations``.
+    templates : iterable of BodyPlan
+        Candidate templates (e.g. the run's body plan), see :func:`identity_html`.
+
+    Returns
+    -------
+    str
+        HTML; one subsection per calibration, a note per unreadable file.
+    """
     if folder is None or not Path(folder).is_dir():
         return ""
+    templates = list(templates)
     parts = []
     for path in sorted(Path(folder).rglob("*.json")):
         try:
@@ -95,7 +157,11 @@ def calibration_section(folder: str | Path | None) -> str:
             parts.append(html.note(f"{path.name}: not shown ({exc})"))
             continue
         identity = str(cal.record.get("identity") or path.stem)
-        parts.append(html.section(f"calibration-{identity}", identity, identity_html(cal), level=3))
+        parts.append(
+            html.section(
+                f"calibration-{identity}", identity, identity_html(cal, templates), level=3
+            )
+        )
     if not parts:
         return ""
     return html.section("calibration", "Subject calibration", "".join(parts))

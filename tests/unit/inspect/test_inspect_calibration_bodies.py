@@ -1,0 +1,120 @@
+"""The report draws each identity's template and calibrated body on one scale (issue 16).
+
+One real calibration of a synthetic subject (the mannequin scaled by 1.08 overall and up
+to 15 % per symmetric group, markers moved 2-5 % of its size) is shared by the tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from matplotlib.collections import LineCollection
+
+from pipeline.bodyplan.io import body_plan_sha256
+from pipeline.calibrate import CalibrationConfig, calibrate
+from pipeline.calibrate.result import load_calibration
+from pipeline.errors import CalibrationError
+from pipeline.inspect.calibration import calibration_section, identity_html
+from pipeline.inspect.plots.calibration import (
+    calibration_bodies,
+    find_template,
+    neutral_keypoints,
+    plot_calibration_bodies,
+    rebuild_template,
+)
+from tests.unit.calibrate.subjects import make_subject, mannequin_template, render
+
+ALT = 'alt="template and calibrated body of mouse1"'
+
+
+@pytest.fixture(scope="module")
+def calibrated():
+    rng = np.random.default_rng(16)
+    template = mannequin_template()
+    subject, _, _ = make_subject(template, rng)
+    cal = calibrate(
+        template,
+        render(subject, rng, n_frames=200).tracks,
+        CalibrationConfig(n_frames=150),
+        identity="mouse1",
+    )
+    return template, cal
+
+
+def test_section_draws_the_template_beside_the_calibrated_body(calibrated, tmp_path):
+    _, cal = calibrated
+    cal.save(tmp_path / "calibrations" / "mouse1.json")
+    text = calibration_section(tmp_path / "calibrations")
+    assert ALT in text and 'src="data:image/png;base64,' in text
+    assert "Template: rebuilt from the calibration record; its sha256 matches" in text
+    assert text.index(ALT) < text.index('alt="segment scales"')
+
+
+def test_drawn_segment_lengths_are_the_template_lengths_times_the_scales(calibrated, tmp_path):
+    template, stored = calibrated
+    cal = load_calibration(stored.save(tmp_path / "mouse1.json"))  # as the report reads it
+    rebuilt, source = find_template(cal)
+    assert "sha256 matches" in source
+    assert body_plan_sha256(rebuilt) == body_plan_sha256(template)
+    bodies = calibration_bodies(cal, rebuilt, source)
+    np.testing.assert_allclose(bodies.template, neutral_keypoints(template), atol=1e-12)
+    parent = dict((b, a) for a, b in bodies.edges)
+    index = {n: i for i, n in enumerate(bodies.names)}
+    for s in cal.record["segments"]:
+        j = index[s["joint"]]
+        drawn = np.linalg.norm(bodies.calibrated[j] - bodies.calibrated[parent[j]])
+        plain = np.linalg.norm(bodies.template[j] - bodies.template[parent[j]])
+        assert plain == pytest.approx(s["template_length"], rel=1e-9)
+        assert drawn / plain == pytest.approx(s["scale"], rel=1e-9)
+    scales = [s["scale"] for s in cal.record["segments"]]
+    assert np.ptp(scales) > 0.1  # the subject is not the template uniformly scaled
+    assert {bodies.names[m] for m in bodies.markers} == {
+        "thumb_l",
+        "thumb_r",
+        "heel_l",
+        "heel_r",
+    }
+    fig = plot_calibration_bodies(bodies, title="mouse1", unit="m")
+    front = fig.axes[0]
+    assert front.get_aspect() == 1.0
+    lines = {c.get_label(): c for c in front.collections if isinstance(c, LineCollection)}
+    h, v = 0, 1  # the mannequin is tallest along y: the first panel is the x-y plane
+    for which in ("template", "calibrated"):
+        points = getattr(bodies, which)
+        bones = [(a, b) for a, b in bodies.edges if b not in bodies.markers]
+        want = np.array([(points[a, [h, v]], points[b, [h, v]]) for a, b in bones])
+        np.testing.assert_allclose(np.array(lines[which].get_segments()), want)
+        assert len(lines[f"{which} marker offsets"].get_segments()) == 4
+
+
+def test_a_given_template_is_used_and_a_wrong_one_is_not(calibrated):
+    template, cal = calibrated
+    _, source = find_template(cal, [template])
+    assert source == "the plan pipeline.bodyplan.mannequin; its sha256 matches the recorded one"
+    other = dataclasses.replace(template, calibration=None)
+    _, source = find_template(cal, [other])
+    assert source.startswith("rebuilt from the calibration record")
+
+
+def test_an_unverifiable_template_is_drawn_and_said_to_be_unverified(calibrated):
+    _, cal = calibrated
+    markers = [dict(m) for m in cal.record["markers"]]
+    markers[0]["template_offset"] = [v * 1.0001 for v in markers[0]["template_offset"]]
+    text = identity_html(cal.with_record(markers=markers))
+    assert ALT in text and "not a verified copy" in text
+
+
+def test_a_record_that_cannot_rebuild_the_template_gets_a_note(calibrated):
+    _, cal = calibrated
+    segments = [dict(s) for s in cal.record["segments"]]
+    segments[0]["template_length"] *= 2
+    broken = cal.with_record(segments=segments)
+    with pytest.raises(CalibrationError, match="recorded template length"):
+        rebuild_template(broken)
+    text = identity_html(broken)
+    assert ALT not in text
+    assert "Template and calibrated body not drawn" in text
+    assert "recorded template length" in text
+    assert 'alt="segment scales"' in text  # the rest of the section is still there
