@@ -9,6 +9,15 @@ names (``knee_l/0``), hinge and swing DOFs as angles, slide DOFs as lengths. ``d
 (or ``joint_angle_std``), when the fit has it, gives each trajectory its standard deviation
 for an uncertainty band (named angles taken straight from a DOF inherit its ``dof_std``;
 Euler-decomposed ones have none).
+
+Gaps: :func:`evidence_gaps` says, per frame and angle, whether any keypoint constrained
+it. An angle is in a gap where any DOF it is computed from (:func:`angle_dofs`: the DOF
+itself, or every rotational DOF of an Euler-decomposed joint) is unobservable
+(``dof_observable`` False, :mod:`pipeline.solve.temporal.uncertainty`): the motion model
+bridges it there (``temporal="smooth"``) or the neutral prior holds it. A fit without
+``dof_observable`` (fit store schema 1 and 2) falls back on its missing keypoints
+(``residual`` NaN): a DOF is unobservable where no keypoint of a joint below it was
+seen. :func:`gap_runs` turns a frame mask into its runs of consecutive gap frames.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from pipeline.bodyplan.angles import angle_entries, joint_angles
 from pipeline.errors import BodyPlanError
 from pipeline.inspect.validate import InspectError, body_plan_of, dof_kinds, length_unit
 
-__all__ = ["AngleSet", "angle_set", "with_named_angles"]
+__all__ = ["AngleSet", "angle_dofs", "angle_set", "evidence_gaps", "gap_runs", "with_named_angles"]
 
 _ANGULAR = ("hinge", "swing", "angle")
 
@@ -215,3 +224,131 @@ def angle_set(fit: xr.Dataset, plan: BodyPlan | None = None) -> AngleSet:
         _dof_limits(plan, names, scale),
         std,
     )
+
+
+def angle_dofs(fit: xr.Dataset, angles: AngleSet, plan: BodyPlan | None = None) -> list:
+    """Per angle, the fit's DOFs it is computed from (indices into ``fit["dof"]``).
+
+    Parameters
+    ----------
+    fit : xarray.Dataset
+        An opened fit with a ``dof`` coordinate.
+    angles : AngleSet
+        Its angles (:func:`angle_set`).
+    plan : BodyPlan, optional
+        Default the fit's stored plan.
+
+    Returns
+    -------
+    list of numpy.ndarray of int
+        A DOF value: itself; a named angle taken from a DOF: that DOF; an Euler angle:
+        every rotational DOF of its joint. Without the plan, a named angle's DOFs are
+        those named ``<its joint>/...``; empty when none is found.
+    """
+    dofs = [str(d) for d in fit["dof"].values] if "dof" in fit.coords else []
+    index = {d: i for i, d in enumerate(dofs)}
+    sources: dict[str, list[str]] = {}
+    plan = body_plan_of(fit, plan) if angles.variable != "dof_value" else None
+    if plan is not None:
+        for entry in angle_entries(plan):
+            if entry.source == "dof":
+                sources[entry.name] = [plan.dof_names[entry.index]]
+                continue
+            first = int(np.searchsorted(plan.dof_joint, entry.joint))
+            spec = plan.joints[entry.joint].dofs
+            sources[entry.name] = [
+                plan.dof_names[first + i] for i, d in enumerate(spec) if d.type != "slide"
+            ]
+    out = []
+    for name in angles.names:
+        if angles.variable == "dof_value":
+            cols = [name]
+        else:
+            joint = name.split("/")[0]
+            cols = sources.get(name) or [d for d in dofs if d.split("/")[0] == joint]
+        out.append(np.array([index[c] for c in cols if c in index], dtype=int))
+    return out
+
+
+def _blind_from_residuals(fit: xr.Dataset, individual: str, plan: BodyPlan | None):
+    """``(time, dof)``: no keypoint of a joint below the DOF's joint seen, or None."""
+    plan = body_plan_of(fit, plan)
+    if plan is None or "residual" not in fit.data_vars or "keypoint" not in fit.coords:
+        return None
+    res = fit["residual"].sel(individual=individual).transpose("time", "keypoint")
+    seen = np.isfinite(np.asarray(res.values, dtype=float))
+    column = {str(k): i for i, k in enumerate(fit["keypoint"].values)}
+    below: list[set[int]] = [set() for _ in plan.joints]
+    for j in reversed(range(plan.n_joints)):  # parents precede their children
+        parent = int(plan.parent_indices[j])
+        if parent >= 0:
+            below[parent] |= below[j]
+            if plan.joint_names[j] in column:
+                below[parent].add(column[plan.joint_names[j]])
+    dofs = [str(d) for d in fit["dof"].values]
+    blind = np.ones((seen.shape[0], len(dofs)), dtype=bool)
+    for col, name in enumerate(dofs):
+        if name in plan.dof_names:
+            keys = sorted(below[int(plan.dof_joint[plan.dof_names.index(name)])])
+            blind[:, col] = ~seen[:, keys].any(axis=1) if keys else True
+        else:
+            blind[:, col] = False  # not a DOF of the plan: unknown, never shaded
+    return blind
+
+
+def evidence_gaps(
+    fit: xr.Dataset, angles: AngleSet, individual: str, plan: BodyPlan | None = None
+) -> np.ndarray | None:
+    """``(time, angle)`` True where no keypoint evidence constrains an angle.
+
+    Parameters
+    ----------
+    fit : xarray.Dataset
+        An opened fit; ``dof_observable (time, individual, dof)`` says which DOFs the
+        keypoints constrain in each frame (else missing keypoints, ``residual`` NaN, and
+        the plan's tree; see the module docstring).
+    angles : AngleSet
+        The fit's angles (:func:`angle_set`).
+    individual : str
+    plan : BodyPlan, optional
+        Default the fit's stored plan.
+
+    Returns
+    -------
+    numpy.ndarray of bool or None
+        In a gap where any of the angle's DOFs (:func:`angle_dofs`) is unobservable
+        (frames never fitted have no evidence either). None when the fit tells neither
+        observability nor missing keypoints.
+    """
+    if "dof" not in fit.coords:
+        return None
+    if "dof_observable" in fit.data_vars:
+        obs = fit["dof_observable"].sel(individual=individual).transpose("time", "dof")
+        blind = ~np.asarray(obs.values, dtype=bool)
+    else:
+        blind = _blind_from_residuals(fit, individual, plan)
+        if blind is None:
+            return None
+    sources = angle_dofs(fit, angles, plan)
+    out = np.zeros((blind.shape[0], len(sources)), dtype=bool)
+    for a, cols in enumerate(sources):
+        if len(cols):
+            out[:, a] = blind[:, cols].any(axis=1)
+    return out
+
+
+def gap_runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """The runs of consecutive True frames of a mask.
+
+    Parameters
+    ----------
+    mask : (T,) bool array
+        One angle's (or panel's) gap frames (:func:`evidence_gaps`).
+
+    Returns
+    -------
+    list of (int, int)
+        ``(start, stop)`` frame indices of each run, ``stop`` excluded, in order.
+    """
+    edges = np.flatnonzero(np.diff(np.r_[0, np.asarray(mask, dtype=np.int8), 0]))
+    return [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2], strict=True)]

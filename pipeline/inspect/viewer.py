@@ -4,10 +4,11 @@ Left, a rotatable 3D scene: the fitted skeleton of each individual (coloured pol
 through the joints), the observed keypoints (black crosses), keypoints missing at that
 frame (grey open circles), keypoints whose residual is large (red open circles) and joints
 with a DOF held at a limit (orange diamonds). Right, the joint's angle trajectories (a menu
-picks the joint; uncertainty bands when the fit has ``dof_std``; limits dashed) and the
-RMS error, each with a time cursor that follows the 3D frame. Play/pause at three speeds
-and a frame slider drive both. Long sessions are decimated (:func:`viewer_frames`); the
-rule is written under the figure.
+picks the joint; uncertainty bands when the fit has ``dof_std``; limits dashed; grey
+spans over the gaps, frames without keypoint evidence) and the RMS error, each with a time
+cursor that follows the 3D frame. Play/pause at three speeds and a frame slider drive
+both. Long sessions are decimated (:func:`viewer_frames`); the rule is written under the
+figure.
 
 :func:`viewer_spec` builds the figure as plotly JSON (the report embeds it),
 :func:`viewer_figure` as a plotly Figure; :func:`view` is the notebook entry point.
@@ -40,7 +41,7 @@ from pipeline.inspect.viewer_data import (
     skeleton_paths,
     viewer_frames,
 )
-from pipeline.inspect.viewer_traces import angle_traces, error_traces, frame_traces
+from pipeline.inspect.viewer_traces import angle_traces, error_traces, frame_traces, gap_shapes
 
 __all__ = ["MAX_VIEWER_FRAMES", "SPEEDS", "view", "viewer_figure", "viewer_spec"]
 
@@ -122,9 +123,14 @@ def _play_buttons(durations: dict[float, int]) -> dict:
 
 
 def _joint_menu(
-    angles: AngleSet, groups: dict[str, list[int]], n_fixed: int, shown: str, joints: list[str]
+    angles: AngleSet,
+    groups: dict[str, list[int]],
+    n_fixed: int,
+    shown: str,
+    joints: list[str],
+    shapes: dict[str, list[dict]],
 ) -> dict:
-    """The menu picking the joint whose angles the panel shows (trace visibility)."""
+    """The menu picking the joint whose angles the panel shows (traces and gap shapes)."""
     buttons = []
     for name in groups:
         visible = [True] * n_fixed + [g == name for g in joints]
@@ -133,7 +139,7 @@ def _joint_menu(
             {
                 "label": name,
                 "method": "update",
-                "args": [{"visible": visible}, {"yaxis.title.text": units}],
+                "args": [{"visible": visible}, {"yaxis.title.text": units, "shapes": shapes[name]}],
             }
         )
     return {
@@ -166,8 +172,8 @@ def viewer_spec(
     ----------
     fit : xarray.Dataset
         Needs ``fitted_position (time, space, keypoint, individual)``; ``residual``,
-        ``rms_error``, ``limit_active``, ``dof_value`` or ``joint_angle`` and ``dof_std``
-        are shown when present.
+        ``rms_error``, ``limit_active``, ``dof_value`` or ``joint_angle``, ``dof_std`` and
+        ``dof_observable`` (gaps) are shown when present.
     observed : xarray.DataArray, optional
         Observed ``position (time, space, keypoint, individual)`` with the fit's keypoint
         names (:func:`pipeline.inspect.open_observed`); without it no crosses are drawn.
@@ -227,7 +233,8 @@ def viewer_spec(
     cursor_a, cursor_e, err = error_traces(ds, individuals, kept, t, unit)
     fixed = traces + [cursor_a, cursor_e, *err]
     n_dynamic = len(traces)
-    atraces, joints = angle_traces(ds, angles, groups, individuals, shown)
+    shapes, never = gap_shapes(ds, angles, groups, individuals, plan)
+    atraces, joints = angle_traces(ds, angles, groups, individuals, shown, never)
     for f, k in enumerate(kept):
         tk = float(t[k])
         frame_data[f] += [{"type": "scatter", "x": [tk, tk]}] * 2
@@ -305,8 +312,9 @@ def viewer_spec(
                 "name": "frame",
             }
         ],
+        shapes=shapes.get(shown, []) if shown is not None else [],
         updatemenus=[_play_buttons(durations)]
-        + ([_joint_menu(angles, groups, len(fixed), shown, joints)] if groups else []),
+        + ([_joint_menu(angles, groups, len(fixed), shown, joints, shapes)] if groups else []),
         meta={"kinefit_viewer": {"frames": kept.tolist(), "step": step, "note": note}},
     )
     return {"data": fixed + atraces, "layout": layout, "frames": frames}

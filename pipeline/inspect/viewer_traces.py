@@ -1,7 +1,9 @@
 """The viewer's traces: 3D skeleton and markers per frame, angle and error panels.
 
 Traces are plain dicts in plotly's figure schema; 3D coordinates are float32 numpy arrays
-(plotly writes them as base64 typed arrays, a quarter of the size of JSON numbers).
+(plotly writes them as base64 typed arrays, a quarter of the size of JSON numbers). The
+angle panel's gaps (no keypoint evidence, :func:`~pipeline.inspect.angles.evidence_gaps`)
+are layout shapes, one set per joint (:func:`gap_shapes`).
 """
 
 from __future__ import annotations
@@ -9,11 +11,13 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from pipeline.inspect.angles import AngleSet
+from pipeline.bodyplan import BodyPlan
+from pipeline.inspect.angles import AngleSet, evidence_gaps
+from pipeline.inspect.plots.angles import GAP_LABEL, gap_spans, panel_gaps
 from pipeline.inspect.plots.common import MAX_TIME_POINTS, bin_time, color
 from pipeline.inspect.viewer_data import SessionFrames, typed
 
-__all__ = ["angle_traces", "error_traces", "frame_traces"]
+__all__ = ["angle_traces", "error_traces", "frame_traces", "gap_shapes"]
 
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 _MARKERS = {
@@ -163,14 +167,78 @@ def error_traces(
     return cursor_a, cursor_e, lines
 
 
+def gap_shapes(
+    ds: xr.Dataset,
+    angles: AngleSet,
+    groups: dict[str, list[int]],
+    individuals: list[str],
+    plan: BodyPlan | None = None,
+) -> tuple[dict[str, list[dict]], dict[int, list[str]]]:
+    """The angle panel's gap shading of every joint, and the angles never observed.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        The fit (``dof_observable``, else missing keypoints; see
+        :func:`~pipeline.inspect.angles.evidence_gaps`).
+    angles : AngleSet
+    groups : dict
+        Joint -> its angles (indices into ``angles.names``).
+    individuals : list of str
+    plan : BodyPlan, optional
+        Default the fit's stored plan.
+
+    Returns
+    -------
+    shapes : dict
+        Joint -> grey rectangles spanning the panel's height (``yref`` ``"y domain"``,
+        below the traces) over its merged gap frames, every individual's; the first one
+        carries the legend entry ``GAP_LABEL``. The joint menu swaps them in.
+    never : dict
+        Angle index -> the individuals without evidence for it in any frame (not shaded;
+        :func:`~pipeline.inspect.plots.angles.panel_gaps`).
+    """
+    t = np.asarray(ds["time"].values, dtype=float)
+    gaps = {ind: evidence_gaps(ds, angles, ind, plan) for ind in individuals}
+    shapes, never = {}, {}
+    for group, members in groups.items():
+        shade, blind = panel_gaps(gaps, members)
+        never.update(blind)
+        spans = gap_spans(t, shade) if shade is not None else []
+        shapes[group] = [
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "y domain",
+                "x0": x0,
+                "x1": x1,
+                "y0": 0,
+                "y1": 1,
+                "fillcolor": "#9a9a9a",
+                "opacity": 0.3,
+                "line": {"width": 0},
+                "layer": "below",
+                "name": GAP_LABEL,
+                "legendgroup": "gap",
+                "showlegend": k == 0,
+            }
+            for k, (x0, x1) in enumerate(spans)
+        ]
+    return shapes, never
+
+
 def angle_traces(
     ds: xr.Dataset,
     angles: AngleSet,
     groups: dict[str, list[int]],
     individuals: list[str],
     shown: str | None,
+    never: dict[int, list[str]] | None = None,
 ) -> tuple[list[dict], list[str]]:
     """The angle panel's traces (lines, std bands, limits, at-limit ticks) and their joint.
+
+    ``never`` (angle index -> individuals, :func:`gap_shapes`) marks the angles without
+    keypoint evidence in any frame: their line's name ends ``(never observed)``.
 
     Returns
     -------
@@ -217,13 +285,14 @@ def angle_traces(
                         }
                     )
                     joints.append(group)
+                blind = " (never observed)" if ind in (never or {}).get(a, ()) else ""
                 traces.append(
                     {
                         "type": "scatter",
                         "mode": "lines",
                         "x": typed(t),
                         "y": typed(y),
-                        "name": label + f" ({angles.units[a]})",
+                        "name": label + f" ({angles.units[a]})" + blind,
                         "line": {"color": tint, "width": 1.5, "dash": _DASHES[i % len(_DASHES)]},
                         "hovertemplate": "%{y:.3g} " + angles.units[a] + "<extra>" + label,
                         "meta": {"kinefit": "angle", "angle": name, "individual": ind},

@@ -1,4 +1,11 @@
-"""Angle trajectories for scientists: named angles in degrees, grouped by joint, +-1 SD bands."""
+"""Angle trajectories for scientists: named angles in degrees, grouped by joint, +-1 SD bands.
+
+Behind the trajectories, light grey spans shade their gaps: the frames where no keypoint
+constrained an angle of the panel (:func:`~pipeline.inspect.angles.evidence_gaps`), so the
+motion model bridged it or the prior held it. An angle without keypoint evidence in any
+frame (the Unitree G1's ankle rolls) is marked "never observed" in its panel's legend
+(and title, when no angle of the joint ever is) instead of shading the whole axis.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +19,29 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import angle_set, with_named_angles
+from pipeline.inspect.angles import angle_set, evidence_gaps, gap_runs, with_named_angles
 from pipeline.inspect.plots.common import bin_time, binned_note, panel_grid, time_label
 from pipeline.inspect.validate import InspectError, pick_individuals, pick_time
 
-__all__ = ["plot_angle_trajectories"]
+__all__ = [
+    "GAP_LABEL",
+    "GAP_STYLE",
+    "MAX_GAP_SPANS",
+    "gap_spans",
+    "never_note",
+    "panel_gaps",
+    "plot_angle_trajectories",
+]
 
 _DASHES = ("-", "--", ":", "-.")
 _TINTS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
+#: Shading of gaps: light grey, sparsely hatched (unlike the +-1 SD bands' plain fill).
+GAP_STYLE = {"facecolor": "0.9", "edgecolor": "0.72", "hatch": "//", "lw": 0}
+#: Legend entry of the shaded gaps.
+GAP_LABEL = "no keypoint evidence (gap)"
+#: Most shaded gap spans per panel; more runs are coarsened (a span covers each block of
+#: frames holding a gap frame).
+MAX_GAP_SPANS = 200
 
 
 def plot_angle_trajectories(
@@ -39,7 +61,8 @@ def plot_angle_trajectories(
         ``joint_angle (time, individual, angle)`` when present or computable from the
         body plan (named angles, :func:`~pipeline.inspect.angles.with_named_angles`), else
         ``dof_value (time, individual, dof)``; ``dof_std`` / ``joint_angle_std`` add a
-        +-1 SD band, ``limit_active`` red ticks where the solver held a DOF at a limit.
+        +-1 SD band, ``limit_active`` red ticks where the solver held a DOF at a limit,
+        ``dof_observable`` (or missing keypoints) grey spans over the gaps.
     individual : str or sequence of str, optional
         Default all; each individual gets its own line style.
     joints : str or sequence of str, optional
@@ -54,7 +77,8 @@ def plot_angle_trajectories(
     Returns
     -------
     matplotlib.figure.Figure
-        Angles in degrees, slides in the fit's length unit; limits dashed.
+        Angles in degrees, slides in the fit's length unit; limits dashed; gaps shaded
+        (every individual's, merged; the module docstring).
 
     Raises
     ------
@@ -75,6 +99,9 @@ def plot_angle_trajectories(
         groups = {j: groups[j] for j in wanted}
     t, factor = bin_time(ds["time"], "min")
     t = np.asarray(t.values, dtype=float)
+    frame_t = np.asarray(ds["time"].values, dtype=float)  # gaps: frame by frame, unbinned
+    gaps = {ind: evidence_gaps(ds, angles, ind, plan) for ind in individuals}
+    shaded = False
     lines, bands, ticks = {}, {}, {}
     for ind in individuals:
         da = ds[angles.variable].sel(individual=ind).transpose("time", angles.dim)
@@ -89,6 +116,10 @@ def plot_angle_trajectories(
     nrows = math.ceil(len(groups) / ncols)
     fig, axes = panel_grid(nrows, ncols, panel=(3.4, 2.0), top=0.7, bottom=1.0, sharex=True)
     for ax, (joint, members) in zip(axes, groups.items(), strict=False):
+        shade, never = panel_gaps(gaps, members)
+        for x0, x1 in gap_spans(frame_t, shade) if shade is not None else []:
+            ax.axvspan(x0, x1, zorder=0, **GAP_STYLE)
+            shaded = True
         for j, a in enumerate(members):
             tint = _TINTS[j % len(_TINTS)]
             for i, ind in enumerate(individuals):
@@ -106,14 +137,33 @@ def plot_angle_trajectories(
                     ax.axhline(bound, color=tint, lw=0.8, ls="--", alpha=0.7)
         short = [angles.names[a].split("/", 1)[-1] for a in members]
         units = sorted({angles.units[a] for a in members})
-        ax.set_title(f"{joint}: {', '.join(short)} ({', '.join(units)})", fontsize=9)
+        # the legend names the angles; a joint none of whose angles is ever observed says so
+        blind = all(len(never.get(a, [])) == len(individuals) for a in members)
+        note = " — never observed" if blind else ""
+        ax.set_title(f"{joint} ({', '.join(units)}){note}", fontsize=9)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3, lw=0.5)
         legend = [
-            Line2D([], [], color=_TINTS[j % len(_TINTS)], lw=1.5, label=s)
-            for j, s in enumerate(short)
+            Line2D(
+                [],
+                [],
+                color=_TINTS[j % len(_TINTS)],
+                lw=1.5,
+                label=s + never_note(never, a, individuals),
+            )
+            for j, (a, s) in enumerate(zip(members, short, strict=True))
         ]
-        ax.legend(handles=legend, fontsize=7, loc="upper right", ncols=len(legend))
+        low, high = ax.get_ylim()  # headroom: the legend row above the trajectories
+        ax.set_ylim(low, high + 0.25 * (high - low))
+        ax.legend(
+            handles=legend,
+            fontsize=7,
+            loc="upper right",
+            ncols=len(legend),
+            handlelength=1.2,
+            handletextpad=0.4,
+            columnspacing=0.8,
+        )
     for ax in axes[len(groups) :]:
         ax.set_visible(False)
     for ax in axes[: len(groups)][-ncols:]:
@@ -128,6 +178,8 @@ def plot_angle_trajectories(
         handles.append(Patch(color="0.3", alpha=0.2, label="±1 SD"))
     if any(v.any() for v in ticks.values()):
         handles.append(Line2D([], [], ls="", marker="|", color="#d62728", label="held at limit"))
+    if shaded:
+        handles.append(Patch(label=GAP_LABEL, **GAP_STYLE))
     height = fig.get_figheight()
     fig.legend(
         handles=handles,
@@ -141,5 +193,100 @@ def plot_angle_trajectories(
     fig.suptitle(
         f"Angle trajectories{f' — {session}' if session else ''} ({source}){binned_note(factor)}",
         fontsize=12,
+        y=1 - 0.15 / height,  # inches from the top: clear of the panels in a tall figure
     )
     return fig
+
+
+def never_note(never: dict[int, list[str]], angle: int, individuals: list[str]) -> str:
+    """Label suffix of an angle without keypoint evidence in any frame (else ``""``).
+
+    Parameters
+    ----------
+    never : dict
+        Angle index -> individuals (:func:`panel_gaps`).
+    angle : int
+    individuals : list of str
+        Every individual drawn (all of them never observed: no names).
+
+    Returns
+    -------
+    str
+        ``" (never observed)"``, or ``" (never observed: individual_1)"`` for some only.
+    """
+    names = never.get(angle, [])
+    if not names:
+        return ""
+    return (
+        " (never observed)"
+        if len(names) == len(individuals)
+        else (f" (never observed: {', '.join(names)})")
+    )
+
+
+def gap_spans(
+    t: np.ndarray, mask: np.ndarray, max_spans: int = MAX_GAP_SPANS
+) -> list[tuple[float, float]]:
+    """The time spans to shade for the gap frames of ``mask``.
+
+    Parameters
+    ----------
+    t : (T,) array
+        Frame times.
+    mask : (T,) bool array
+    max_spans : int
+        More runs than this are coarsened: blocks of frames, each shaded whole when it
+        holds a gap frame.
+
+    Returns
+    -------
+    list of (float, float)
+        Each run from half a frame before its first frame to half a frame after its
+        last (clipped to ``t``'s range, so a one-frame gap has a width).
+    """
+    t = np.asarray(t, dtype=float)
+    mask = np.asarray(mask, dtype=bool)
+    runs = gap_runs(mask)
+    if len(runs) > max_spans:
+        factor = math.ceil(len(mask) / (2 * max_spans))
+        padded = np.r_[mask, np.zeros(-len(mask) % factor, bool)]
+        coarse = gap_runs(padded.reshape(-1, factor).any(axis=1))
+        runs = [(a * factor, min(b * factor, len(mask))) for a, b in coarse]
+    if not runs:
+        return []
+    edges = np.r_[t[0], (t[1:] + t[:-1]) / 2, t[-1]]
+    return [(float(edges[a]), float(edges[b])) for a, b in runs]
+
+
+def panel_gaps(
+    gaps: dict[str, np.ndarray | None], members: list[int]
+) -> tuple[np.ndarray | None, dict[int, list[str]]]:
+    """The frames to shade in a panel of angles, and its angles never observed.
+
+    Parameters
+    ----------
+    gaps : dict
+        Individual -> :func:`evidence_gaps` (or None).
+    members : list of int
+        The panel's angles.
+
+    Returns
+    -------
+    shade : (T,) bool array or None
+        Frames where any individual's angle of the panel is in a gap, leaving out the
+        (individual, angle) pairs in a gap in every frame (their shading would cover the
+        whole axis); None without evidence.
+    never : dict
+        Angle index -> the individuals for whom it is in a gap in every frame.
+    """
+    shade, never = None, {}
+    for ind, mask in gaps.items():
+        if mask is None:
+            continue
+        shade = np.zeros(len(mask), bool) if shade is None else shade
+        for a in members:
+            if len(mask) and mask[:, a].all():
+                never.setdefault(a, []).append(ind)
+            else:
+                shade |= mask[:, a]
+    return shade, never
