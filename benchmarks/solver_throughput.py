@@ -11,7 +11,8 @@ Workloads (QuickIK's fly, ``fixtures.json``; the Unitree G1 with ``--body-plan
   frame at a time; kinefit also all 22 in one batched call).
 
 Both sides run QuickIK's settings (``SolverConfig.quickik()``: plain Gauss-Newton, 10
-iterations); kinefit with its own defaults (``SolverConfig()``, adaptive LM measured in the
+iterations, no per-frame uncertainty, which the peer does not compute); the same with
+``uncertainty=True`` is timed beside them (its cost); kinefit with its own defaults (``SolverConfig()``, adaptive LM measured in the
 body's size) is timed on the warm workload too, so users see what the default costs. The
 compiled kernels are loaded (``pipeline.solve.compiled.warm_up``) before anything is timed.
 
@@ -36,6 +37,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
+from dataclasses import replace  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -106,10 +108,12 @@ def _kinefit(plan, settings: GaussNewtonSettings, dtype: np.dtype):
     no_prior = SolverConfig.quickik(
         **(settings.kwargs() | {"neutral_weight": 0.0}), dtype=dtype.name
     )
+    with_std = replace(config, uncertainty=True)
     return {
         "config": config,
         "defaults": defaults,
         "sequence": lambda t: solve_sequence(plan, t, config=config),
+        "sequence_std": lambda t: solve_sequence(plan, t, config=with_std),
         "sequence_defaults": lambda t: solve_sequence(plan, t, config=defaults),
         "frames": lambda t: solve_frames(plan, t, config=config),
         "frames_no_prior": lambda t: solve_frames(plan, t, config=no_prior),
@@ -207,6 +211,7 @@ def speed(peer: PinGaussNewton, kin, fx, stream: np.ndarray, args) -> dict:
         stream_k, real_k = stream.astype(dtype), fx.real.astype(dtype)
         one = [real_k[i : i + 1] for i in range(len(real_k))]
         runs["warm_fps/kinefit"] = lambda: len(kin["sequence"](stream_k).iterations)
+        runs["warm_fps/kinefit_std"] = lambda: len(kin["sequence_std"](stream_k).iterations)
         runs["warm_fps/kinefit_defaults"] = lambda: len(
             kin["sequence_defaults"](stream_k).iterations
         )
@@ -274,6 +279,12 @@ def report(args, plan, kin, acc: dict, med: dict) -> str:
     if has_k:
         gap = a_k["fitted_positions_vs_pinocchio_fk_mm"]
         lines.append(f"kinefit fitted_position vs Pinocchio FK of its pose: {gap:.1e} {u}")
+        ks = med["warm_fps/kinefit_std"]
+        lines.append(
+            f"kinefit QuickIK settings with per-frame uncertainty (uncertainty=True, on by "
+            f"default): warm {ks:.0f} frames/s ({ks / pp:.1f}x the peer; the uncertainty "
+            f"costs {kp / ks:.2f}x)"
+        )
         kd = med["warm_fps/kinefit_defaults"]
         lines.append(
             f"kinefit defaults ({kin['defaults'].mode}, size-scaled): warm {kd:.0f} frames/s "

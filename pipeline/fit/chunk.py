@@ -3,8 +3,9 @@
 :func:`fit_chunk` reads its frames straight from the tracks store, plus
 ``overlap_frames`` frames before them to warm the solver up (and, when smoothing,
 ``after_frames`` after them, so that the smoother sees what a whole-session fit would
-see: :func:`pipeline.solve.temporal.model.overlap_frames`), solves every individual
-separately with :func:`pipeline.solve.solve_sequence`, keeps its own frames, and writes
+see: :func:`pipeline.solve.temporal.model.overlap_frames`), solves its individuals'
+sequences in one batched call (:func:`pipeline.solve.solve_sequences`; 2D views one
+individual at a time), keeps its own frames, and writes
 them with a region write aligned to the store's chunks (retried on transient I/O errors);
 the warm-up solve goes to the seam diagnostic (when smoothing, only the half of the
 overlap nearest the seam: the older half is near the chunk's own edge). Only paths and
@@ -25,7 +26,7 @@ import numpy as np
 
 from pipeline.bodyplan import BodyPlan
 from pipeline.fit.views import ViewSetup
-from pipeline.solve import FitResult, SolverConfig, solve_sequence
+from pipeline.solve import FitResult, SolverConfig, solve_sequences
 from pipeline.store.atomic import retry_io
 from pipeline.store.chunks import mark_done, write_chunk
 from pipeline.store.fit import TIME_VARIABLES
@@ -109,12 +110,18 @@ def fit_chunk(
     t1 = time.perf_counter()
     keep = slice(task.start - lo, task.stop - lo)
     per_individual, seams, reprojection = [], [], []
-    for i in range(position.shape[-1]):
-        if task.views is None:
-            targets = task.mapping.gather(position[..., i], axis=2).transpose(0, 2, 1)
-            weights = _weights(task.mapping.gather(confidence[..., i], axis=1), targets)
-            result = solve_sequence(task.plan, targets, weights, task.config, fps=task.fps)
-        else:
+    if task.views is None:  # 3D: every individual in one batched solve
+        targets = [
+            task.mapping.gather(position[..., i], axis=2).transpose(0, 2, 1)
+            for i in range(position.shape[-1])
+        ]
+        weights = [
+            _weights(task.mapping.gather(confidence[..., i], axis=1), x)
+            for i, x in enumerate(targets)
+        ]
+        per_individual = solve_sequences(task.plan, targets, weights, task.config, fps=task.fps)
+    else:
+        for i in range(position.shape[-1]):
             result, error = task.views.solve(
                 task.plan,
                 task.config,
@@ -124,7 +131,8 @@ def fit_chunk(
                 fps=task.fps,
             )
             reprojection.append(error)
-        per_individual.append(result)
+            per_individual.append(result)
+    for result in per_individual:
         seam = np.full((max(task.overlap_frames, 1), task.plan.n_dofs), np.nan)
         if task.start > lo:
             seam[-(task.start - lo) :] = result.dof_value[: task.start - lo]

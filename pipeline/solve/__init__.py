@@ -1,5 +1,6 @@
 """Batched least-squares inverse kinematics: configs, observation mappers, solvers."""
 
+from pipeline.solve.batch import solve_sequences
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.mappers import Camera, Cameras, Identity3D, XYView
 from pipeline.solve.result import FitResult
@@ -14,4 +15,5 @@ __all__ = [
     "XYView",
     "solve_frames",
     "solve_sequence",
+    "solve_sequences",
 ]

@@ -131,6 +131,14 @@ class SolverConfig:
     temporal_position_noise : float
         The same for the root position and slides, in body sizes (``length_scale``)
         per s^2 per sqrt(s) (default 3).
+    uncertainty : bool
+        With ``temporal="none"``, give every frame its own standard deviations and
+        observability from the inverse normal matrix at its solution (default True; the
+        compiled engine computes them in its kernel, by a selected inversion of the
+        tree-sparse system, :mod:`pipeline.solve.compiled.precision`). False skips that
+        (the compiled engine then runs UNCERTAINTY_COST faster): ``dof_std`` and the
+        root's are NaN and ``dof_observable`` is structural only (an observed keypoint
+        hangs below the DOF). ``temporal="smooth"`` always reports its posterior.
 
     Notes
     -----
@@ -160,6 +168,7 @@ class SolverConfig:
     temporal: Literal["none", "smooth"] = "none"
     temporal_noise: float = 10.0
     temporal_position_noise: float = 3.0
+    uncertainty: bool = True
 
     #: Read by pydantic when a model has a ``SolverConfig`` field (a run config's
     #: ``solver``): unknown keys are errors. Not a dataclass field.
@@ -171,7 +180,8 @@ class SolverConfig:
 
         ``mode="gn"``, ``n_iterations=10``, ``neutral_weight=1e-3``,
         ``position_tolerance=1e-3``, ``angle_tolerance=1e-3`` (all in the plan's units:
-        ``length_scale=1.0``), ``damping=1e-6``; tuned for the fly in millimetres. The
+        ``length_scale=1.0``), ``damping=1e-6``; tuned for the fly in millimetres; and,
+        as QuickIK computes none, no per-frame uncertainty (``uncertainty=False``). The
         benchmark against QuickIK's Pinocchio peer uses them.
 
         Parameters
@@ -192,6 +202,7 @@ class SolverConfig:
             "damping": 1e-6,
             "cost_tolerance": 0.0,
             "length_scale": 1.0,
+            "uncertainty": False,
         }
         return cls(**(settings | changes))
 

@@ -30,6 +30,7 @@ from pipeline.solve.problem import Problem, prepare
 from pipeline.solve.result import FitResult
 from pipeline.solve.temporal.annotate import annotate
 from pipeline.solve.temporal.model import check_fps
+from pipeline.solve.temporal.uncertainty import FrameMoments
 
 __all__ = ["solve_frames", "solve_sequence"]
 
@@ -57,14 +58,17 @@ def _prepare(plan, targets, weights, config: SolverConfig, mapper) -> tuple[Prob
 
 def _run_compiled(
     prob: Problem, start: Pose | None, chained: bool, cold: np.ndarray | None = None
-) -> FitResult:
-    """Solve on the compiled engine, from ``start`` or (None) cold from the neutral pose."""
+) -> tuple[FitResult, FrameMoments | None]:
+    """Solve on the compiled engine, from ``start`` or (None) cold from the neutral pose.
+
+    Returns the result and, for 3D observations, the kernel's uncertainty inputs.
+    """
     from pipeline.solve.compiled import solve_compiled  # numba loads on first use only
 
     if isinstance(prob.mapper, CalibratedCameras):  # projection rows per view (issue 20)
         from pipeline.solve.compiled.projection import solve_projected
 
-        return solve_projected(prob, start, chained, cold)
+        return solve_projected(prob, start, chained, cold), None
     cfg, model = prob.config, prob.model
     kabsch = start is None and cfg.cold_root == "kabsch" and model.free_base
     if start is None:  # one start pose for all; the kernel fits each frame's root
@@ -76,13 +80,15 @@ def _run_compiled(
     )
 
 
-def _frames_from(prob: Problem, compiled: bool, start: Pose | None) -> FitResult:
+def _frames_from(
+    prob: Problem, compiled: bool, start: Pose | None
+) -> tuple[FitResult, FrameMoments | None]:
     """Every frame solved independently from ``start`` (None: cold)."""
     if compiled:
         return _run_compiled(prob, start, chained=False)
     if start is None:
         start = cold_pose(prob, np.arange(prob.n_frames))
-    return frames_in_lanes(prob, start)
+    return frames_in_lanes(prob, start), None
 
 
 def _pose_of(result: FitResult, dtype) -> Pose:
@@ -108,8 +114,10 @@ def _restart_pose(prob: Problem, best: Pose, k: int) -> Pose:
     return best.take((np.arange(t) - shift) % t)
 
 
-def _better(a: FitResult, b: FitResult) -> FitResult:
-    """Per frame, the result with the lower objective (``a`` on ties and NaN)."""
+def _better(
+    a: FitResult, ma: FrameMoments | None, b: FitResult, mb: FrameMoments | None
+) -> tuple[FitResult, FrameMoments | None]:
+    """Per frame, the result (and its moments) with the lower objective (``a`` on ties)."""
     take_b = b.objective < a.objective
     changes = {}
     for f in fields(a):
@@ -118,7 +126,8 @@ def _better(a: FitResult, b: FitResult) -> FitResult:
             continue
         mask = take_b.reshape((-1,) + (1,) * (x.ndim - 1))
         changes[f.name] = np.where(mask, y, x)
-    return replace(a, **changes)
+    moments = ma.where(take_b, mb) if ma is not None and mb is not None else None
+    return replace(a, **changes), moments
 
 
 def solve_frames(
@@ -157,13 +166,13 @@ def solve_frames(
     config = config or SolverConfig()
     prob, compiled = _prepare(plan, targets, weights, config, mapper)
     start = initial_pose(prob, initial) if initial is not None else None
-    result = _frames_from(prob, compiled, start)
+    result, moments = _frames_from(prob, compiled, start)
     for k in range(1, config.restarts + 1 if prob.n_frames else 1):
-        again = _frames_from(
+        again, more = _frames_from(
             prob, compiled, _restart_pose(prob, _pose_of(result, prob.model.dtype), k)
         )
-        result = _better(result, again)
-    return _temporal(prob, result, None, False, config.np_dtype)
+        result, moments = _better(result, moments, again, more)
+    return _temporal(prob, result, None, False, config.np_dtype, moments)
 
 
 def solve_sequence(
@@ -207,10 +216,16 @@ def solve_sequence(
         empty = np.zeros((0, plan.n_dofs), bool)
         out = diagnostics(prob, empty_pose(prob.model, 0), np.zeros(0, np.int32), none, empty)
         return _temporal(prob, out, fps, False, config.np_dtype)
-    result = _run_compiled(prob, None, chained=True) if compiled else sequence_in_lanes(prob)
-    return _temporal(prob, result, fps, config.temporal == "smooth", config.np_dtype)
+    if compiled:
+        result, moments = _run_compiled(prob, None, chained=True)
+    else:
+        result, moments = sequence_in_lanes(prob), None
+    smooth = config.temporal == "smooth"
+    return _temporal(prob, result, fps, smooth, config.np_dtype, moments)
 
 
-def _temporal(prob: Problem, result: FitResult, fps, smooth: bool, dtype) -> FitResult:
+def _temporal(
+    prob: Problem, result: FitResult, fps, smooth: bool, dtype, moments=None
+) -> FitResult:
     """``result`` with uncertainties (:func:`pipeline.solve.temporal.annotate.annotate`)."""
-    return annotate(prob, result, fps, smooth).astype(dtype)
+    return annotate(prob, result, fps, smooth, moments).astype(dtype)

@@ -29,6 +29,7 @@ from pipeline.solve.config import SolverConfig
 from pipeline.solve.problem import Problem, prepare
 from pipeline.solve.result import FitResult
 from pipeline.solve.rules import CONVERGED
+from pipeline.solve.temporal.uncertainty import FrameMoments
 
 __all__ = ["is_warm", "solve_compiled", "warm_up"]
 
@@ -51,7 +52,7 @@ def solve_compiled(
     velocity: bool = False,
     kabsch: bool = False,
     cold: np.ndarray | None = None,
-) -> FitResult:
+) -> tuple[FitResult, FrameMoments | None]:
     """Solve a 3D problem frame by frame.
 
     Parameters
@@ -76,6 +77,9 @@ def solve_compiled(
     -------
     FitResult
         Floats in ``config.dtype`` (values beyond its range clipped to its largest).
+    FrameMoments or None
+        The uncertainty inputs at every fitted pose, float64
+        (:mod:`pipeline.solve.compiled.precision`); None unless ``config.uncertainty``.
     """
     cfg = prob.config
     tb = tables(prob.plan)
@@ -104,7 +108,18 @@ def solve_compiled(
     if t:
         solve_frames_kernel(tb, inp, kernel_cfg, workspace(tb), out)
     stats = out.stats
-    return FitResult(
+    moments = (
+        None
+        if not cfg.uncertainty
+        else FrameMoments(
+            information=out.information,
+            inverse=out.inverse,
+            weighted_sq=out.moments[:, 0],
+            weight=out.moments[:, 1],
+            rows=out.moments[:, 2],
+        )
+    )
+    result = FitResult(
         dof_value=out.dof_value,
         root_position=out.root_position,
         root_orientation=out.root_orientation,
@@ -120,6 +135,7 @@ def solve_compiled(
         limit_active=out.limit_active,
         observed=stats[:, 2].astype(np.int32),
     ).astype(cfg.np_dtype)
+    return result, moments
 
 
 def is_warm() -> bool:

@@ -53,7 +53,8 @@ class Settings(NamedTuple):
     ``lam0`` the starting damping (:func:`~pipeline.solve.rules.initial_damping`);
     ``neutral_weight``, ``position_tolerance`` and ``angle_floor`` the effective
     (size-scaled) values (:meth:`~pipeline.solve.config.SolverConfig.effective`);
-    ``chained``, ``velocity``, ``kabsch`` the warm/cold start rules.
+    ``chained``, ``velocity``, ``kabsch`` the warm/cold start rules; ``uncertainty``
+    fills :class:`Outputs`' ``information``, ``inverse`` and ``moments``.
     """
 
     n_iterations: int
@@ -70,6 +71,7 @@ class Settings(NamedTuple):
     chained: bool
     velocity: bool
     kabsch: bool
+    uncertainty: bool
 
 
 class Workspace(NamedTuple):
@@ -92,6 +94,9 @@ class Workspace(NamedTuple):
     hr: np.ndarray  # (n_state, 6) root entries
     g: np.ndarray  # (n_state,) gradient
     step: np.ndarray  # (n_state,)
+    zd: np.ndarray  # (n_state,) inverse normal matrix on the pattern: diagonal ...
+    zc: np.ndarray  # (n_state, max_depth) ... DOF-ancestor entries
+    zr: np.ndarray  # (n_state, 6) ... root entries
     root_rot: np.ndarray  # (3, 3)
     q: np.ndarray  # (N,) current pose ...
     rp: np.ndarray  # (3,)
@@ -111,7 +116,8 @@ class Outputs(NamedTuple):
     """Per-frame results, named as :class:`~pipeline.solve.result.FitResult`'s fields.
 
     ``stats`` holds keypoint RMS, largest residual, number of observed keypoints and the
-    objective of the solution.
+    objective of the solution; ``information``, ``inverse`` and ``moments`` are
+    :func:`~pipeline.solve.compiled.precision.frame_precision`'s at it.
     """
 
     dof_value: np.ndarray  # (T, N)
@@ -124,6 +130,9 @@ class Outputs(NamedTuple):
     stop_reason: np.ndarray  # (T,) int8
     limit_active: np.ndarray  # (T, N) bool
     stats: np.ndarray  # (T, 4)
+    information: np.ndarray  # (T, n_state) diagonal of J^T W J
+    inverse: np.ndarray  # (T, n_state) diagonal of (J^T W J + P)^-1
+    moments: np.ndarray  # (T, 3) sum w r^2, sum w, residual rows
 
 
 def settings(
@@ -151,6 +160,7 @@ def settings(
         chained=bool(chained),
         velocity=bool(velocity),
         kabsch=bool(kabsch),
+        uncertainty=bool(config.uncertainty),
     )
 
 
@@ -177,6 +187,9 @@ def workspace(tb: Tables) -> Workspace:
         hr=np.zeros((ns, 6)),
         g=np.empty(ns),
         step=np.empty(ns),
+        zd=np.empty(ns),
+        zc=np.zeros((ns, tb.ancestors.shape[1])),
+        zr=np.zeros((ns, 6)),
         root_rot=np.empty((3, 3)),
         q=np.empty(n),
         rp=np.empty(3),
@@ -197,6 +210,7 @@ def outputs(tb: Tables, t: int) -> Outputs:
     """Result buffers of ``t`` frames."""
     nj = tb.parent.shape[0]
     n = tb.dof_type.shape[0]
+    ns = tb.n_root + n
     return Outputs(
         dof_value=np.empty((t, n)),
         root_position=np.empty((t, 3)),
@@ -208,4 +222,7 @@ def outputs(tb: Tables, t: int) -> Outputs:
         stop_reason=np.zeros(t, np.int8),
         limit_active=np.zeros((t, n), np.bool_),
         stats=np.zeros((t, 4)),
+        information=np.zeros((t, ns)),
+        inverse=np.zeros((t, ns)),
+        moments=np.zeros((t, 3)),
     )

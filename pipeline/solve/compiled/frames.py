@@ -27,6 +27,7 @@ from pipeline.solve.compiled.pose import (
     local_quats,
     warm_start,
 )
+from pipeline.solve.compiled.precision import frame_precision
 from pipeline.solve.compiled.so3 import quat_to_matrix
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import (
@@ -90,8 +91,10 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
     out : Outputs
         Filled for every frame: the pose, iterations, ``stop_reason``
         (:data:`~pipeline.solve.rules.STOP_REASONS`), the last step's clamp activity,
-        keypoints, local joint rotations, residuals and ``stats`` (RMS, largest
-        residual, observed keypoints, objective).
+        keypoints, local joint rotations, residuals, ``stats`` (RMS, largest
+        residual, observed keypoints, objective) and, with ``cfg.uncertainty``, the
+        uncertainty inputs at the solution
+        (:func:`~pipeline.solve.compiled.precision.frame_precision`).
     """
     nr = tb.n_root
     n = tb.dof_type.shape[0]
@@ -176,9 +179,14 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         out.iterations[t] = it
         copy(act, out.limit_active[t])
         quat_to_matrix(rq, root_rot)
-        fk(tb, q, rp, root_rot, False, rot, org, out.fitted_position[t], axes, pivots, tmp, trig)
+        fit = out.fitted_position[t]
+        fk(tb, q, rp, root_rot, cfg.uncertainty, rot, org, fit, axes, pivots, tmp, trig)
         local_quats(tb, q, out.joint_rotation[t], trig)
         stats = out.stats[t]
-        diagnostics(out.fitted_position[t], obs_t, w_t, out.residual[t], stats)
-        stats[3] = objective(tb, out.fitted_position[t], obs_t, w_t, q, nw, loss, scale, res, weff)
+        diagnostics(fit, obs_t, w_t, out.residual[t], stats)
+        stats[3] = objective(tb, fit, obs_t, w_t, q, nw, loss, scale, res, weff)
+        if cfg.uncertainty:
+            frame_precision(tb, fit, axes, pivots, rp, res, weff, prior, ws.mom, ws.xi, ws.f,
+                            ws.hd, ws.hc, ws.hr, ws.g, ws.zd, ws.zc, ws.zr, out.information[t],
+                            out.inverse[t], out.moments[t])  # fmt: skip
         out.stop_reason[t] = NO_OBSERVATIONS if stats[2] == 0 else reason

@@ -22,7 +22,7 @@ import numpy as np
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import INLINE, JIT
 
-__all__ = ["assemble", "solve_tree"]
+__all__ = ["assemble", "factor_tree", "solve_tree"]
 
 
 @nb.njit(**INLINE)
@@ -154,10 +154,8 @@ def assemble(
 
 
 @nb.njit(**JIT)
-def solve_tree(
-    tb: Tables, hd: np.ndarray, hc: np.ndarray, hr: np.ndarray, g: np.ndarray, x: np.ndarray
-) -> bool:
-    """Solve ``h x = g`` in place by ``L^T D L`` elimination along the tree, leaves first.
+def factor_tree(tb: Tables, hd: np.ndarray, hc: np.ndarray, hr: np.ndarray) -> bool:
+    """Factor ``h = L^T D L`` in place along the tree, leaves first, with no fill.
 
     Storage (see :func:`assemble`): ``hd[s]`` is ``h[s, s]``; ``hc[s, m]`` is ``h[s, a]``
     for the DOF ancestor ``a = ancestors[s, m]``, ``m < local_depth[s]``; ``hr[s, c]`` is
@@ -171,24 +169,20 @@ def solve_tree(
     ----------
     tb : Tables
     hd : (n,); hc : (n, max_local_depth); hr : (n, 6)
-        Overwritten by ``D`` and the unit factor ``L``.
-    g : (n,)
-        Right-hand side; overwritten.
-    x : (n,) out
-        Solution (zero when the elimination fails).
+        Overwritten by ``D`` (``hd``) and the unit lower factor ``L`` (``hc``, ``hr``:
+        ``L[s, a]`` in the places of ``h[s, a]``).
 
     Returns
     -------
     bool
-        False when a pivot is not positive and finite (``x`` is then zero).
+        False when a pivot is not positive and finite.
     """
     anc, ld = tb.ancestors, tb.local_depth
-    n = g.shape[0]
+    n = hd.shape[0]
     nr = tb.n_root
     for k in range(n - 1, nr - 1, -1):
         d = hd[k]
         if not (d > 0.0 and d < np.inf):
-            x[:] = 0.0
             return False
         inv = 1.0 / d
         nk = ld[k]
@@ -215,7 +209,6 @@ def solve_tree(
     for k in range(nr - 1, -1, -1):  # the root block, densely
         d = hd[k]
         if not (d > 0.0 and d < np.inf):
-            x[:] = 0.0
             return False
         inv = 1.0 / d
         for a in range(k):
@@ -225,6 +218,36 @@ def solve_tree(
                 hr[a, b] -= la * hr[k, b]
         for a in range(k):
             hr[k, a] *= inv
+    return True
+
+
+@nb.njit(**JIT)
+def solve_tree(
+    tb: Tables, hd: np.ndarray, hc: np.ndarray, hr: np.ndarray, g: np.ndarray, x: np.ndarray
+) -> bool:
+    """Solve ``h x = g`` in place: :func:`factor_tree`, then substitution leaves first.
+
+    Parameters
+    ----------
+    tb : Tables
+    hd : (n,); hc : (n, max_local_depth); hr : (n, 6)
+        ``h`` as :func:`factor_tree` takes it; overwritten by its factors.
+    g : (n,)
+        Right-hand side; overwritten.
+    x : (n,) out
+        Solution (zero when the elimination fails).
+
+    Returns
+    -------
+    bool
+        False when a pivot is not positive and finite (``x`` is then zero).
+    """
+    anc, ld = tb.ancestors, tb.local_depth
+    n = g.shape[0]
+    nr = tb.n_root
+    if not factor_tree(tb, hd, hc, hr):
+        x[:] = 0.0
+        return False
     for k in range(n - 1, -1, -1):  # eliminate the right-hand side, leaves first
         y = g[k]
         if k >= nr:

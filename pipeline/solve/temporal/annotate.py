@@ -21,7 +21,13 @@ from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
 from pipeline.solve.temporal.model import MIN_FRAMES, check_fps, coordinate_noise
 from pipeline.solve.temporal.smoother import rts_smooth
-from pipeline.solve.temporal.uncertainty import frame_evidence, frame_std
+from pipeline.solve.temporal.uncertainty import (
+    FrameMoments,
+    frame_evidence,
+    frame_moments,
+    frame_uncertainty,
+    structural_observable,
+)
 
 __all__ = ["RELINEARISE", "annotate"]
 
@@ -63,7 +69,11 @@ def _pose_result(prob: Problem, result: FitResult, sm) -> FitResult:
 
 
 def annotate(
-    prob: Problem, result: FitResult, fps: float | None = None, smooth: bool = False
+    prob: Problem,
+    result: FitResult,
+    fps: float | None = None,
+    smooth: bool = False,
+    moments: FrameMoments | None = None,
 ) -> FitResult:
     """The temporal result of per-frame solutions ``result`` of ``prob``.
 
@@ -76,6 +86,9 @@ def annotate(
         Frame rate (Hz); required when smoothing.
     smooth : bool
         Smooth (``temporal="smooth"``), else report the frames' own uncertainties.
+    moments : FrameMoments, optional
+        The frames' own uncertainty inputs at ``result``'s poses, when the engine
+        computed them (the compiled one does, in its kernel); else computed here.
 
     Returns
     -------
@@ -89,10 +102,15 @@ def annotate(
     if t == 0:
         empty = np.zeros((0, n))
         return replace(result, **_fields(model, empty, empty.astype(bool), empty, empty))
-    evidence = frame_evidence(prob, result)
     if not smooth:
         nan = np.full((t, n), np.nan)
-        return replace(result, **_fields(model, frame_std(evidence), evidence.observable, nan, nan))
+        if not cfg.uncertainty:  # skipped: NaN deviations, structural observability
+            return replace(result, **_fields(model, nan, structural_observable(prob), nan, nan))
+        if moments is None:
+            moments = frame_moments(prob, result)
+        std, observable = frame_uncertainty(prob, moments)
+        return replace(result, **_fields(model, std, observable, nan, nan))
+    evidence = frame_evidence(prob, result)
     fps = check_fps(fps)
     if t < MIN_FRAMES:
         raise ConfigError(

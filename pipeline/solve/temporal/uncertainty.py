@@ -28,7 +28,16 @@ from pipeline.solve.numpy.forward import evaluate
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
 
-__all__ = ["NOISE_WINDOW", "OBSERVABLE_MIN", "Evidence", "frame_evidence", "frame_std"]
+__all__ = [
+    "NOISE_WINDOW",
+    "OBSERVABLE_MIN",
+    "Evidence",
+    "FrameMoments",
+    "frame_evidence",
+    "frame_moments",
+    "frame_uncertainty",
+    "structural_observable",
+]
 
 #: Frames either side pooled into each frame's residual variance.
 NOISE_WINDOW = 15
@@ -61,6 +70,43 @@ class Evidence(NamedTuple):
     prior: np.ndarray
     variance: np.ndarray
     observable: np.ndarray
+
+
+class FrameMoments(NamedTuple):
+    """What a frame's own uncertainty needs, without the full normal matrices.
+
+    The compiled engine returns these from its kernel
+    (:mod:`pipeline.solve.compiled.precision`); :func:`frame_moments` computes them from
+    :func:`frame_evidence` for the other engines.
+
+    Attributes
+    ----------
+    information : (T, n)
+        Diagonal of ``J^T W J``.
+    inverse : (T, n)
+        Diagonal of ``(J^T W J + P)^-1`` (``inf`` with neither information nor prior).
+    weighted_sq : (T,)
+        ``sum w |r|^2`` (observation units squared).
+    weight : (T,)
+        ``sum w``.
+    rows : (T,)
+        Observed residual rows (3 per keypoint, 2 per keypoint and view).
+    """
+
+    information: np.ndarray
+    inverse: np.ndarray
+    weighted_sq: np.ndarray
+    weight: np.ndarray
+    rows: np.ndarray
+
+    def where(self, take: np.ndarray, other: FrameMoments) -> FrameMoments:
+        """Per frame, ``other``'s moments where ``take`` (T,) is True, else these."""
+        return FrameMoments(
+            *(
+                np.where(take.reshape((-1,) + (1,) * (a.ndim - 1)), b, a)
+                for a, b in zip(self, other, strict=True)
+            )
+        )
 
 
 def _information(prob: Problem, result: FitResult, idx: np.ndarray):
@@ -100,6 +146,35 @@ def _window_sum(a: np.ndarray) -> np.ndarray:
     return c[np.minimum(i + NOISE_WINDOW + 1, a.size)] - c[np.maximum(i - NOISE_WINDOW, 0)]
 
 
+def _scale_units(prob: Problem) -> tuple[float, np.ndarray]:
+    """The length scale and every coordinate's observability unit."""
+    model = prob.model
+    scale = float(np.sqrt(prob.angle_floor))
+    unit = np.concatenate(
+        [np.r_[np.ones(3), np.full(3, scale)][: model.n_root], np.where(model.angular, scale, 1.0)]
+    )
+    return scale, unit
+
+
+def _noise(prob: Problem, diag, wr2, rows, wsum) -> tuple[np.ndarray, np.ndarray]:
+    """Observability (T, n) and pooled residual variance (T,) from the moments."""
+    scale, unit = _scale_units(prob)
+    rms = np.sqrt(np.maximum(diag, 0.0) / np.maximum(wsum, 1e-300)[:, None]) / unit
+    observable = rms >= OBSERVABLE_MIN
+    free = np.maximum(rows - observable.sum(axis=1), 0.0)  # residual degrees of freedom
+    num, den = _window_sum(wr2), _window_sum(free)
+    floor = (1e-12 * scale) ** 2
+    variance = np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), floor), floor)
+    return observable, variance
+
+
+def _prior(prob: Problem) -> np.ndarray:
+    model = prob.model
+    prior = np.zeros(model.n_root + model.n_dofs)
+    prior[model.n_root :] = prob.neutral_weight * np.asarray(model.prior_scale, np.float64)
+    return prior
+
+
 def frame_evidence(prob: Problem, result: FitResult) -> Evidence:
     """The evidence of every frame of ``result`` (fitted on ``prob``).
 
@@ -117,49 +192,104 @@ def frame_evidence(prob: Problem, result: FitResult) -> Evidence:
     n = nr + model.n_dofs
     info = np.zeros((t, n, n))
     grad = np.zeros((t, n))
-    wr2, dof, wsum = np.zeros(t), np.zeros(t), np.zeros(t)
+    wr2, rows, wsum = np.zeros(t), np.zeros(t), np.zeros(t)
     for a in range(0, t, _BATCH):
         idx = np.arange(a, min(a + _BATCH, t))
-        info[idx], grad[idx], wr2[idx], n_obs, wsum[idx] = _information(prob, result, idx)
-        dof[idx] = n_obs
-    scale = float(np.sqrt(prob.angle_floor))  # the length scale
-    unit = np.concatenate(
-        [np.r_[np.ones(3), np.full(3, scale)][:nr], np.where(model.angular, scale, 1.0)]
-    )
+        info[idx], grad[idx], wr2[idx], rows[idx], wsum[idx] = _information(prob, result, idx)
     diag = np.diagonal(info, axis1=1, axis2=2)
-    rms = np.sqrt(diag / np.maximum(wsum, 1e-300)[:, None]) / unit
-    observable = rms >= OBSERVABLE_MIN
-    free = np.maximum(dof - observable.sum(axis=1), 0.0)  # residual degrees of freedom
-    num, den = _window_sum(wr2), _window_sum(free)
-    floor = (1e-12 * scale) ** 2
-    variance = np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), floor), floor)
-    prior = np.zeros(n)
-    prior[nr:] = prob.neutral_weight * np.asarray(model.prior_scale, np.float64)
+    observable, variance = _noise(prob, diag, wr2, rows, wsum)
+    prior = _prior(prob)
     dq = np.asarray(result.dof_value, np.float64) - np.asarray(model.neutral, np.float64)
     grad[:, nr:] -= prior[nr:] * dq
     return Evidence(info, grad, prior, variance, observable)
 
 
-def frame_std(evidence: Evidence) -> np.ndarray:
-    """Standard deviation of every coordinate of every frame fitted on its own.
-
-    ``sqrt(diag(s2 (J^T W J + P)^-1))`` (``temporal="none"``); a coordinate whose
-    system is singular (no prior, no keypoint) gets ``inf``.
+def frame_moments(prob: Problem, result: FitResult) -> FrameMoments:
+    """:class:`FrameMoments` of ``result`` from the numpy engine's Jacobians.
 
     Parameters
     ----------
-    evidence : Evidence
+    prob : Problem
+    result : FitResult
 
     Returns
     -------
-    (T, n) array
+    FrameMoments
     """
-    a = evidence.information + np.diag(evidence.prior)
+    t = prob.n_frames
+    n = prob.model.n_root + prob.model.n_dofs
+    info = np.zeros((t, n))
+    inverse = np.zeros((t, n))
+    wr2, rows, wsum = np.zeros(t), np.zeros(t), np.zeros(t)
+    prior = _prior(prob)
+    for a in range(0, t, _BATCH):
+        idx = np.arange(a, min(a + _BATCH, t))
+        full, _, wr2[idx], rows[idx], wsum[idx] = _information(prob, result, idx)
+        info[idx] = np.diagonal(full, axis1=1, axis2=2)
+        inverse[idx] = _inverse_diagonal(full + np.diag(prior))
+    return FrameMoments(info, inverse, wr2, wsum, rows)
+
+
+def _inverse_diagonal(a: np.ndarray) -> np.ndarray:
+    """``diag(a^-1)`` of SPD matrices ``a`` (S, n, n), Jacobi-regularized; inf where empty."""
     n = a.shape[-1]
-    d = np.sqrt(np.maximum(np.diagonal(a, axis1=1, axis2=2), 1e-300))
+    diag = np.diagonal(a, axis1=1, axis2=2)
+    d = np.sqrt(np.maximum(diag, 1e-300))
     scaled = a / d[:, :, None] / d[:, None, :] + 1e-12 * np.eye(n)  # Jacobi-preconditioned
-    inv = np.linalg.inv(scaled)
-    with np.errstate(over="ignore"):  # no information at all: inf, replaced below
-        var = np.diagonal(inv, axis1=1, axis2=2) / d**2 * evidence.variance[:, None]
-    std = np.sqrt(np.maximum(var, 0.0))
-    return np.where(np.diagonal(a, axis1=1, axis2=2) > 0, std, np.inf)
+    inv = np.diagonal(np.linalg.inv(scaled), axis1=1, axis2=2)
+    with np.errstate(over="ignore", divide="ignore"):
+        return np.where(diag > 0, inv / d**2, np.inf)
+
+
+def frame_uncertainty(prob: Problem, moments: FrameMoments) -> tuple[np.ndarray, np.ndarray]:
+    """Standard deviations and observability of every frame fitted on its own.
+
+    ``sqrt(diag(s2 (J^T W J + P)^-1))`` (``temporal="none"``), ``s2`` the pooled residual
+    variance; ``inf`` where a coordinate has neither prior nor keypoint.
+
+    Parameters
+    ----------
+    prob : Problem
+    moments : FrameMoments
+
+    Returns
+    -------
+    std : (T, n) array
+    observable : (T, n) bool array
+    """
+    observable, variance = _noise(
+        prob, moments.information, moments.weighted_sq, moments.rows, moments.weight
+    )
+    with np.errstate(invalid="ignore"):
+        std = np.sqrt(np.maximum(moments.inverse * variance[:, None], 0.0))
+    return std, observable
+
+
+def structural_observable(prob: Problem) -> np.ndarray:
+    """Coordinates with an observed keypoint below them, per frame (no Jacobian).
+
+    What ``SolverConfig.uncertainty=False`` reports as ``dof_observable``: a DOF is
+    observable when some keypoint of a joint strictly below its own is observed in any
+    view; the root's coordinates when any keypoint is.
+
+    Parameters
+    ----------
+    prob : Problem
+
+    Returns
+    -------
+    (T, n_root + n_dofs) bool array
+    """
+    model = prob.model
+    parent = np.asarray(model.parent)
+    nj = parent.size
+    below = np.zeros((nj, nj), bool)  # below[j, i]: joint j lies strictly below joint i
+    rows, up = np.arange(nj), parent.copy()
+    while (up >= 0).any():  # one tree level per pass
+        ok = up >= 0
+        below[rows[ok], up[ok]] = True
+        up = np.where(ok, parent[np.maximum(up, 0)], -1)
+    seen = np.any(np.asarray(prob.weight) > 0, axis=1)  # (T, J)
+    dof = (seen.astype(np.int32) @ below[:, np.asarray(model.dof_joint)].astype(np.int32)) > 0
+    root = np.repeat(seen.any(axis=1, keepdims=True), model.n_root, axis=1)
+    return np.concatenate([root, dof], axis=1)
