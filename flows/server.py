@@ -188,12 +188,15 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def serve(config: RunConfig) -> None:
+def serve(config: RunConfig, flow: Any = None) -> None:
     """Serve ``reprocess_archive`` as the deployment ``config.schedule.deployment``.
 
     Blocks until interrupted. The deployment runs ``config`` (every path absolute) on
     ``config.schedule.cron`` in ``config.schedule.timezone``; runs can also be started
-    from the Prefect UI or API.
+    from the Prefect UI or API. ``flow`` is the flow object to serve, by default
+    ``reprocess_archive`` itself; ``kinefit serve`` passes it with the hooks that print
+    each run's lines (:func:`flows.cli.served.served_flow`). Prefect's runner starts each
+    run in a subprocess that inherits this process's environment.
     """
     from prefect.deployments.runner import EntrypointType  # noqa: TID251
     from prefect.schedules import Cron  # noqa: TID251
@@ -203,7 +206,7 @@ def serve(config: RunConfig) -> None:
     signal.signal(signal.SIGTERM, _raise_interrupt)
     schedule = config.schedule
     with contextlib.suppress(KeyboardInterrupt):
-        reprocess_archive.serve(
+        (flow or reprocess_archive).serve(
             print_starting_message=False,
             name=schedule.deployment,
             schedules=[Cron(schedule.cron, timezone=schedule.timezone)],

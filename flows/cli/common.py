@@ -24,7 +24,10 @@ from pipeline.errors import KinefitError
 console = Console(stderr=False)
 err_console = Console(stderr=True)
 
-Verbose = Annotated[bool, typer.Option("--verbose", "-v", help="Show tracebacks on errors.")]
+Verbose = Annotated[
+    bool,
+    typer.Option("--verbose", "-v", help="Show tracebacks on errors, and Prefect's/Dask's logs."),
+]
 ConfigOption = Annotated[
     Path | None,
     typer.Option(

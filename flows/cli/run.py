@@ -280,7 +280,9 @@ def serve(
 
     With PREFECT_API_URL set, deploys to that Prefect server. Without it, starts a local
     Prefect server (SQLite under kinefit's Prefect home), serves against it, and stops it
-    on exit. The runs show in the Prefect UI (the server's URL, printed below).
+    on exit. The runs show in the Prefect UI (the server's URL, printed below). Each run
+    prints a few lines of its own (start, progress, summary, failed sessions, results);
+    --verbose also shows Prefect's and distributed's logs of the runs.
     """
     with guard(verbose):
         from flows.env import prepare_prefect_env
@@ -304,5 +306,10 @@ def serve(
             )
             trigger = f"{shell_command('prefect')} deployment run {shlex.quote(deployment)}"
             say(escape(f"run it now:  PREFECT_API_URL={api} {trigger}"))
-            serve_deployment(run)
+            from flows.archive import reprocess_archive  # prefect, now that the API is set
+            from flows.cli.served import quiet_serving, served_flow
+
+            if not verbose:
+                quiet_serving()
+            serve_deployment(run, served_flow(reprocess_archive, verbose))
         say("stopped serving")
