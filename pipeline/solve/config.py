@@ -120,14 +120,17 @@ class SolverConfig:
     temporal : {"none", "smooth"}
         ``none`` (default): every frame is its own fit (``dof_std`` from the inverse
         normal matrix times the residual variance). ``smooth``: a constant-acceleration
-        prior couples the frames of :func:`~pipeline.solve.solve_sequence` (forward
-        filter and RTS smoother, :mod:`pipeline.solve.temporal`), which then needs
-        ``fps``; gaps are bridged and velocities come from the model.
+        prior couples the frames of :func:`~pipeline.solve.solve_sequence` (a forward
+        filter and RTS smoother per coordinate, with each frame's own uncertainty as
+        its measurement noise, :mod:`pipeline.solve.temporal.marginal`), which then
+        needs ``fps``; gaps are bridged and velocities come from the model. Costs about
+        1.2x the fit without it (``benchmarks/temporal.py``).
     temporal_noise : float
         Process-noise scale of angles: how far (rad/s^2) an angular acceleration drifts
-        in one second, per sqrt(s) (default 10: the lowest angle error on synthetic fly
-        and mannequin sessions of 1 % noise among 1, 3, 10 and 30, with 93-97 % of the
-        true angles inside 1.96 std; :mod:`pipeline.solve.temporal.model`).
+        in one second, per sqrt(s) (default 10: the lowest angle and velocity errors on
+        synthetic fly and mannequin sessions of 1 % noise among 3, 10, 30, 100 and 300,
+        with 92-93 % of the true angles inside 1.96 std;
+        :mod:`pipeline.solve.temporal.model`).
     temporal_position_noise : float
         The same for the root position and slides, in body sizes (``length_scale``)
         per s^2 per sqrt(s) (default 3).
@@ -136,7 +139,7 @@ class SolverConfig:
         observability from the inverse normal matrix at its solution (default True; the
         compiled engine computes them in its kernel, by a selected inversion of the
         tree-sparse system, :mod:`pipeline.solve.compiled.precision`). False skips that
-        (the compiled engine then runs UNCERTAINTY_COST faster): ``dof_std`` and the
+        (the compiled engine then runs 1.1-1.4x faster): ``dof_std`` and the
         root's are NaN and ``dof_observable`` is structural only (an observed keypoint
         hangs below the DOF). ``temporal="smooth"`` always reports its posterior.
 

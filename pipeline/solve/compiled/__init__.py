@@ -31,7 +31,7 @@ from pipeline.solve.result import FitResult
 from pipeline.solve.rules import CONVERGED
 from pipeline.solve.temporal.uncertainty import FrameMoments
 
-__all__ = ["is_warm", "solve_compiled", "warm_up"]
+__all__ = ["evaluate_compiled", "is_warm", "solve_compiled", "warm_up"]
 
 log = logging.getLogger(__name__)
 
@@ -107,19 +107,63 @@ def solve_compiled(
     out = outputs(tb, t)
     if t:
         solve_frames_kernel(tb, inp, kernel_cfg, workspace(tb), out)
-    stats = out.stats
-    moments = (
-        None
-        if not cfg.uncertainty
-        else FrameMoments(
+    moments = None
+    if kernel_cfg.uncertainty:
+        moments = FrameMoments(
             information=out.information,
             inverse=out.inverse,
             weighted_sq=out.moments[:, 0],
             weight=out.moments[:, 1],
             rows=out.moments[:, 2],
         )
+    result = _result(out).astype(cfg.np_dtype)
+    return result, moments
+
+
+def evaluate_compiled(
+    prob: Problem, q: np.ndarray, root_pos: np.ndarray, root_quat: np.ndarray
+) -> FitResult:
+    """Diagnostics of given (clamped) poses, one per frame, without solving.
+
+    The kernel with no iterations: each frame's keypoints, local rotations, residuals,
+    RMS and objective at its pose (what the smoother's poses need). ``iterations``,
+    ``stop_reason`` and ``limit_active`` are placeholders for the caller to replace.
+
+    Parameters
+    ----------
+    prob : Problem
+        With the :class:`~pipeline.solve.mappers.Identity3D` mapper.
+    q, root_pos, root_quat : (T, N), (T, 3), (T, 4)
+
+    Returns
+    -------
+    FitResult
+        Float64.
+    """
+    t = prob.n_frames
+    tb = tables(prob.plan)
+    inp = Inputs(
+        _f64(prob.obs[:, 0]),
+        _f64(prob.weight[:, 0]),
+        _f64(q),
+        _f64(root_pos),
+        _f64(root_quat),
+        np.ones(t, np.bool_),
     )
-    result = FitResult(
+    kernel_cfg = settings(
+        prob.config, prob.neutral_weight, prob.position_tolerance, prob.angle_floor,
+        False, False, False,
+    )._replace(n_iterations=0, uncertainty=False)  # fmt: skip
+    out = outputs(tb, t)
+    if t:
+        solve_frames_kernel(tb, inp, kernel_cfg, workspace(tb), out)
+    return _result(out)
+
+
+def _result(out) -> FitResult:
+    """The kernel's outputs as a (float64) FitResult."""
+    stats = out.stats
+    return FitResult(
         dof_value=out.dof_value,
         root_position=out.root_position,
         root_orientation=out.root_orientation,
@@ -134,8 +178,7 @@ def solve_compiled(
         objective=stats[:, 3],
         limit_active=out.limit_active,
         observed=stats[:, 2].astype(np.int32),
-    ).astype(cfg.np_dtype)
-    return result, moments
+    )
 
 
 def is_warm() -> bool:

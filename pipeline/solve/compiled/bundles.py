@@ -160,7 +160,7 @@ def settings(
         chained=bool(chained),
         velocity=bool(velocity),
         kabsch=bool(kabsch),
-        uncertainty=bool(config.uncertainty),
+        uncertainty=bool(config.uncertainty or config.temporal == "smooth"),
     )
 
 

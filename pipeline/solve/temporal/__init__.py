@@ -2,7 +2,7 @@
 
 - :mod:`.model`: the constant-acceleration motion prior and its process noise;
 - :mod:`.uncertainty`: each frame's keypoint information, noise level, observability;
-- :mod:`.smoother`: the forward filter and RTS smoother;
+- :mod:`.marginal`: the per-coordinate forward filter and RTS smoother (compiled);
 - :mod:`.annotate`: what ``SolverConfig.temporal`` makes of a sequence's per-frame fits.
 
 This package imports nothing itself (the solver's config imports :mod:`.model`).

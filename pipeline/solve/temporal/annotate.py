@@ -3,10 +3,11 @@
 :func:`annotate` turns the per-frame solutions of a sequence into the temporal result
 ``SolverConfig.temporal`` asks for: ``"none"`` keeps the poses and adds each frame's own
 standard deviations (inverse normal matrix times the residual variance); ``"smooth"``
-combines every frame's keypoint evidence with the constant-acceleration prior of
-:mod:`.model` in the forward filter and RTS smoother of :mod:`.smoother`, and reports the
-posterior mean (clamped into the limits), its standard deviation, velocity and
-acceleration. Both flag unobservable coordinates (:mod:`.uncertainty`).
+combines every frame's fit, with those deviations as its measurement noise, with the
+constant-acceleration prior of :mod:`.model` in the per-coordinate forward filter and
+RTS smoother of :mod:`.marginal`, and reports the posterior mean (clamped into the
+limits), its standard deviation, velocity and acceleration. Both flag unobservable
+coordinates (:mod:`.uncertainty`).
 """
 
 from __future__ import annotations
@@ -16,25 +17,20 @@ from dataclasses import replace
 import numpy as np
 
 from pipeline.errors import ConfigError
+from pipeline.solve.mappers import Identity3D
 from pipeline.solve.numpy.pose import Pose, clamp, diagnostics
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
+from pipeline.solve.temporal.marginal import smooth_coordinates
 from pipeline.solve.temporal.model import MIN_FRAMES, check_fps, coordinate_noise
-from pipeline.solve.temporal.smoother import rts_smooth
 from pipeline.solve.temporal.uncertainty import (
     FrameMoments,
-    frame_evidence,
     frame_moments,
     frame_uncertainty,
     structural_observable,
 )
 
-__all__ = ["RELINEARISE", "annotate"]
-
-#: Times the smoother re-linearises every frame's evidence at the smoothed trajectory
-#: (Gauss-Newton on the whole trajectory; the residual variance stays the per-frame
-#: fits').
-RELINEARISE = 1
+__all__ = ["annotate"]
 
 
 def _fields(model, std, observable, vel, acc) -> dict[str, np.ndarray]:
@@ -57,14 +53,24 @@ def _fields(model, std, observable, vel, acc) -> dict[str, np.ndarray]:
 
 
 def _pose_result(prob: Problem, result: FitResult, sm) -> FitResult:
-    """Diagnostics of the smoothed poses, clamped into the limits."""
+    """Diagnostics of the smoothed poses, clamped into the limits.
+
+    From the compiled kernel (no iterations) for 3D observations unless
+    ``engine="numpy"``, else from the numpy engine.
+    """
     model = prob.model
     t, nr, dt = prob.n_frames, model.n_root, model.dtype
     q, active = clamp(model, sm.value[:, nr:].astype(dt), wrap=True)
     root_pos = sm.value[:, :3] if nr else np.zeros((t, 3))
     root_quat = sm.orientation if nr else np.tile([1.0, 0.0, 0.0, 0.0], (t, 1))
-    pose = Pose(root_pos.astype(dt), root_quat.astype(dt), q)
     limit = np.asarray(result.limit_active) | active
+    if isinstance(prob.mapper, Identity3D) and prob.config.engine != "numpy":
+        from pipeline.solve.compiled import evaluate_compiled  # numba: loaded already
+
+        out = evaluate_compiled(prob, q, root_pos, root_quat)
+        return replace(out, iterations=result.iterations, stop_reason=result.stop_reason,
+                       converged=result.converged, limit_active=limit)  # fmt: skip
+    pose = Pose(root_pos.astype(dt), root_quat.astype(dt), q)
     return diagnostics(prob, pose, result.iterations, result.stop_reason, limit)
 
 
@@ -110,13 +116,15 @@ def annotate(
             moments = frame_moments(prob, result)
         std, observable = frame_uncertainty(prob, moments)
         return replace(result, **_fields(model, std, observable, nan, nan))
-    evidence = frame_evidence(prob, result)
     fps = check_fps(fps)
     if t < MIN_FRAMES:
         raise ConfigError(
             f"SolverConfig.temporal: 'smooth' needs at least {MIN_FRAMES} frames, the "
             f"sequence has {t}; use temporal='none' for shorter ones"
         )
+    if moments is None:
+        moments = frame_moments(prob, result)
+    std, observable = frame_uncertainty(prob, moments)
     scale = float(np.sqrt(prob.angle_floor))
     sigma = coordinate_noise(
         model.angular, nr, cfg.temporal_noise, cfg.temporal_position_noise, scale
@@ -126,22 +134,12 @@ def annotate(
     unit = np.concatenate(
         [np.r_[np.full(3, scale), np.ones(3)][:nr], np.where(model.angular, 1.0, scale)]
     )
-    variance = evidence.variance
-    out = result
-    for k in range(RELINEARISE + 1):
-        z = np.zeros((t, n))
-        if nr:
-            z[:, :3] = out.root_position
-        z[:, nr:] = out.dof_value
-        info = (evidence.information + np.diag(evidence.prior)) / variance[:, None, None]
-        grad = evidence.gradient / variance[:, None]
-        quat = np.asarray(out.root_orientation, np.float64) if nr else None
-        last = k == RELINEARISE
-        sm = rts_smooth(z, quat, info, grad, sigma, 1.0 / fps, wrap, unit, covariance=last)
-        out = _pose_result(prob, result, sm)
-        if not last:
-            evidence = frame_evidence(prob, out)
-    fields = _fields(
-        model, sm.std, evidence.observable, sm.velocity * fps, sm.acceleration * fps**2
-    )
+    z = np.zeros((t, n))
+    if nr:
+        z[:, :3] = result.root_position
+    z[:, nr:] = result.dof_value
+    quat = np.asarray(result.root_orientation, np.float64) if nr else None
+    sm = smooth_coordinates(z, quat, std**2, sigma, 1.0 / fps, wrap, unit)
+    out = _pose_result(prob, result, sm)
+    fields = _fields(model, sm.std, observable, sm.velocity * fps, sm.acceleration * fps**2)
     return replace(out, **fields)

@@ -31,9 +31,7 @@ from pipeline.solve.result import FitResult
 __all__ = [
     "NOISE_WINDOW",
     "OBSERVABLE_MIN",
-    "Evidence",
     "FrameMoments",
-    "frame_evidence",
     "frame_moments",
     "frame_uncertainty",
     "structural_observable",
@@ -47,37 +45,12 @@ OBSERVABLE_MIN = 1e-3
 _BATCH = 2048
 
 
-class Evidence(NamedTuple):
-    """Keypoint evidence of every frame (``n = n_root + n_dofs`` coordinates).
-
-    Attributes
-    ----------
-    information : (T, n, n)
-        ``J^T W J`` at the fitted pose (observation units squared per coordinate unit).
-    gradient : (T, n)
-        ``J^T W r - P (q - neutral)``: minus the objective's half-gradient there (zero
-        at an exact optimum).
-    prior : (n,)
-        Diagonal of the neutral prior's Hessian (zeros on the root).
-    variance : (T,)
-        Residual variance ``s2`` per unit weight (observation units squared).
-    observable : (T, n) bool
-        Coordinates with keypoint information at least :data:`OBSERVABLE_MIN`.
-    """
-
-    information: np.ndarray
-    gradient: np.ndarray
-    prior: np.ndarray
-    variance: np.ndarray
-    observable: np.ndarray
-
-
 class FrameMoments(NamedTuple):
     """What a frame's own uncertainty needs, without the full normal matrices.
 
     The compiled engine returns these from its kernel
     (:mod:`pipeline.solve.compiled.precision`); :func:`frame_moments` computes them from
-    :func:`frame_evidence` for the other engines.
+    explicit Jacobians for the other engines.
 
     Attributes
     ----------
@@ -126,17 +99,14 @@ def _information(prob: Problem, result: FitResult, idx: np.ndarray):
         rows = np.matmul(prob.mapper.jacobian(ev.st.positions), jac[:, None])
     w = ev.weight.astype(np.float64)  # (S, C, J)
     s, n = rows.shape[0], rows.shape[-1]
-    # J^T W J and J^T W r as batched BLAS products of the sqrt(W)-scaled rows (one
+    # J^T W J as a batched BLAS product of the sqrt(W)-scaled rows (one
     # (S, n, rows) x (S, rows, n) matmul instead of an einsum over five axes: ~10x faster)
     root = np.sqrt(np.maximum(w, 0.0))[..., None, None]
     scaled = (rows * root).reshape(s, -1, n)  # (S, C*J*d, n)
     info = np.matmul(scaled.transpose(0, 2, 1), scaled)
-    res = ev.residual.astype(np.float64)
-    weighted = (res * root[..., 0]).reshape(s, -1, 1)  # sqrt(W) r, matching the rows
-    grad = np.matmul(scaled.transpose(0, 2, 1), weighted)[..., 0]
     wr2 = np.sum(w * np.sum(ev.residual.astype(np.float64) ** 2, axis=-1), axis=(1, 2))
     n_obs = np.sum((w > 0) * rows.shape[-2], axis=(1, 2))
-    return info, grad, wr2, n_obs, np.sum(w, axis=(1, 2))
+    return info, wr2, n_obs, np.sum(w, axis=(1, 2))
 
 
 def _window_sum(a: np.ndarray) -> np.ndarray:
@@ -175,35 +145,6 @@ def _prior(prob: Problem) -> np.ndarray:
     return prior
 
 
-def frame_evidence(prob: Problem, result: FitResult) -> Evidence:
-    """The evidence of every frame of ``result`` (fitted on ``prob``).
-
-    Parameters
-    ----------
-    prob : Problem
-    result : FitResult
-
-    Returns
-    -------
-    Evidence
-    """
-    model = prob.model
-    t, nr = prob.n_frames, model.n_root
-    n = nr + model.n_dofs
-    info = np.zeros((t, n, n))
-    grad = np.zeros((t, n))
-    wr2, rows, wsum = np.zeros(t), np.zeros(t), np.zeros(t)
-    for a in range(0, t, _BATCH):
-        idx = np.arange(a, min(a + _BATCH, t))
-        info[idx], grad[idx], wr2[idx], rows[idx], wsum[idx] = _information(prob, result, idx)
-    diag = np.diagonal(info, axis1=1, axis2=2)
-    observable, variance = _noise(prob, diag, wr2, rows, wsum)
-    prior = _prior(prob)
-    dq = np.asarray(result.dof_value, np.float64) - np.asarray(model.neutral, np.float64)
-    grad[:, nr:] -= prior[nr:] * dq
-    return Evidence(info, grad, prior, variance, observable)
-
-
 def frame_moments(prob: Problem, result: FitResult) -> FrameMoments:
     """:class:`FrameMoments` of ``result`` from the numpy engine's Jacobians.
 
@@ -224,7 +165,7 @@ def frame_moments(prob: Problem, result: FitResult) -> FrameMoments:
     prior = _prior(prob)
     for a in range(0, t, _BATCH):
         idx = np.arange(a, min(a + _BATCH, t))
-        full, _, wr2[idx], rows[idx], wsum[idx] = _information(prob, result, idx)
+        full, wr2[idx], rows[idx], wsum[idx] = _information(prob, result, idx)
         info[idx] = np.diagonal(full, axis1=1, axis2=2)
         inverse[idx] = _inverse_diagonal(full + np.diag(prior))
     return FrameMoments(info, inverse, wr2, wsum, rows)
