@@ -183,14 +183,17 @@ def _result(out) -> FitResult:
 
 def is_warm() -> bool:
     """Whether this process has the solver kernels compiled or loaded already."""
-    return bool(solve_frames_kernel.signatures)
+    from pipeline.solve.temporal.marginal import _rts
+
+    return bool(solve_frames_kernel.signatures) and bool(_rts.signatures)
 
 
 def warm_up(say: Callable[[str], None] | None = None) -> float:
     """Compile (the first time ever) or load (from numba's cache) the solver kernels.
 
     One call covers every body plan and setting: the kernels are specialized on array
-    types only, the same for all. It solves two frames of a tiny plan.
+    types only, the same for all. It solves two frames of a tiny plan and smooths three
+    (``temporal="smooth"``'s kernel, :mod:`pipeline.solve.temporal.marginal`).
 
     Parameters
     ----------
@@ -221,4 +224,9 @@ def warm_up(say: Callable[[str], None] | None = None) -> float:
     prob = prepare(plan, targets, None, SolverConfig(), None, np.float64)
     start = np.zeros((1, plan.n_dofs)), np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0, 0.0]])
     solve_compiled(prob, *start, chained=True, kabsch=True)
+    from pipeline.solve.temporal.marginal import smooth_coordinates  # its kernel too
+
+    n = plan.n_dofs + 6
+    smooth_coordinates(np.zeros((3, n)), None, np.ones((3, n)), np.ones(n), 0.01,
+                       np.zeros(n, bool), np.ones(n))  # fmt: skip
     return time.perf_counter() - t0
