@@ -121,7 +121,11 @@ class FitResult:
         for f in fields(self):
             a = getattr(self, f.name)
             if a is not None and a.dtype.kind == "f" and a.dtype != dtype:
-                if big < np.finfo(a.dtype).max:
-                    a = np.clip(a, -big, big)
-                changes[f.name] = a.astype(dtype)
+                with np.errstate(over="ignore"):
+                    b = a.astype(dtype)
+                # one cheap pass; only overflowed (or already infinite) values are fixed
+                if big < np.finfo(a.dtype).max and not np.isfinite(b).all():
+                    over = np.isinf(b) & np.isfinite(a)
+                    b[over] = np.copysign(big, a[over])
+                changes[f.name] = b
         return replace(self, **changes)

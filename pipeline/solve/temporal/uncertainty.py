@@ -231,6 +231,7 @@ def structural_observable(prob: Problem) -> np.ndarray:
         below[rows[ok], up[ok]] = True
         up = np.where(ok, parent[np.maximum(up, 0)], -1)
     seen = np.any(np.asarray(prob.weight) > 0, axis=1)  # (T, J)
-    dof = (seen.astype(np.int32) @ below[:, np.asarray(model.dof_joint)].astype(np.int32)) > 0
+    moved = below[:, np.asarray(model.dof_joint)].astype(np.float32)
+    dof = (seen.astype(np.float32) @ moved) > 0.5  # float: a BLAS product
     root = np.repeat(seen.any(axis=1, keepdims=True), model.n_root, axis=1)
     return np.concatenate([root, dof], axis=1)
