@@ -12,8 +12,9 @@ Workloads (QuickIK's fly, ``fixtures.json``; the Unitree G1 with ``--body-plan
 
 Both sides run QuickIK's settings (``SolverConfig.quickik()``: plain Gauss-Newton, 10
 iterations, no per-frame uncertainty, which the peer does not compute); the same with
-``uncertainty=True`` is timed beside them (its cost); kinefit with its own defaults (``SolverConfig()``, adaptive LM measured in the
-body's size) is timed on the warm workload too, so users see what the default costs. The
+``uncertainty=True`` is timed beside them (its cost); kinefit with its own defaults
+(``SolverConfig()``, adaptive LM measured in the body's size) is timed on the warm workload
+too, so users see what the default costs. The
 compiled kernels are loaded (``pipeline.solve.compiled.warm_up``) before anything is timed.
 
 Figures are medians over ``--repeats`` repeats, kinefit and the peer alternating within each
@@ -37,8 +38,8 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
-from dataclasses import replace  # noqa: E402
 import sys  # noqa: E402
+from dataclasses import replace  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402

@@ -33,7 +33,7 @@ class QuietWorkerLogs(WorkerPlugin):
 class SolverPreload(WorkerPlugin):
     """Load (or compile) the compiled solver's kernels on a worker when it starts.
 
-    Otherwise every worker pays about 0.4 s (10 s in a fresh environment) inside its first
+    Otherwise every worker pays about 0.5 s (about a minute in a fresh environment) inside its first
     fit task (:func:`pipeline.solve.compiled.warm_up`).
     """
 

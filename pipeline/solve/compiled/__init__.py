@@ -7,8 +7,9 @@ at a time in compiled loops: forward kinematics joint by joint (``forward``), th
 equations from subtree moments and a leaves-first factorization of the tree-sparse normal
 matrix (``normal``), pose updates and diagnostics (``pose``), the iteration loop
 (``frames``), with the kernel's inputs, settings, scratch and outputs as named bundles
-(``bundles``). Kernels compile on first use (about 10 s in a fresh environment) and are
-cached on disk (numba's ``cache=True``), so later processes load them (about 0.4 s);
+(``bundles``). Kernels compile on first use (about a minute on 2 cores in a fresh
+environment) and are cached on disk (numba's ``cache=True``), so later processes load
+them (about 0.5 s);
 :func:`warm_up` does either up front, outside any timed region: once at start-up and on
 every dask worker when a cluster starts (``pipeline.cluster.plugins.SolverPreload``).
 """
@@ -36,7 +37,9 @@ __all__ = ["evaluate_compiled", "is_warm", "solve_compiled", "warm_up"]
 log = logging.getLogger(__name__)
 
 #: What :func:`warm_up` says before it compiles or loads the kernels.
-WARM_UP_MESSAGE = "kinefit: preparing the compiled solver (compiled once, about 10 s; later loaded)"
+WARM_UP_MESSAGE = (
+    "kinefit: preparing the compiled solver (compiled once, about a minute; later loaded in 0.5 s)"
+)
 
 
 def _f64(a: np.ndarray) -> np.ndarray:
