@@ -68,7 +68,7 @@ def _run_compiled(
     if isinstance(prob.mapper, CalibratedCameras):  # projection rows per view (issue 20)
         from pipeline.solve.compiled.projection import solve_projected
 
-        return solve_projected(prob, start, chained, cold), None
+        return solve_projected(prob, start, chained, cold)
     cfg, model = prob.config, prob.model
     kabsch = start is None and cfg.cold_root == "kabsch" and model.free_base
     if start is None:  # one start pose for all; the kernel fits each frame's root

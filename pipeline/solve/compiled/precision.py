@@ -27,7 +27,7 @@ from pipeline.solve.compiled.normal import assemble, factor_tree
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import JIT
 
-__all__ = ["REGULARIZE", "frame_precision", "inverse_diagonal"]
+__all__ = ["REGULARIZE", "frame_precision", "inverse_diagonal", "precision_of"]
 
 #: Relative ridge added to the normal matrix's diagonal before it is inverted.
 REGULARIZE = 1e-12
@@ -100,6 +100,51 @@ def inverse_diagonal(
 
 
 @nb.njit(**JIT)
+def precision_of(
+    tb: Tables,
+    prior: np.ndarray,
+    hd: np.ndarray,
+    hc: np.ndarray,
+    hr: np.ndarray,
+    zd: np.ndarray,
+    zc: np.ndarray,
+    zr: np.ndarray,
+    information: np.ndarray,
+    inverse: np.ndarray,
+) -> None:
+    """The diagonals of an assembled ``J^T W J`` and of ``(J^T W J + P)^-1``.
+
+    Parameters
+    ----------
+    tb : Tables
+    prior : (N,)
+        The neutral prior's diagonal (effective ``neutral_weight`` times the scalers).
+    hd, hc, hr : the undamped normal matrix as :func:`.normal.assemble` stores it; overwritten
+    zd, zc, zr : scratch
+    information : (n_state,) out
+        Diagonal of ``J^T W J``.
+    inverse : (n_state,) out
+        Diagonal of ``(J^T W J + P)^-1``; ``inf`` where the coordinate has neither
+        information nor prior, or where the system cannot be factored.
+    """
+    nr = tb.n_root
+    ns = hd.shape[0]
+    for s in range(ns):
+        information[s] = hd[s]
+        d = hd[s] + (prior[s - nr] if s >= nr else 0.0)
+        # nothing at all: decouple it (its row is exactly zero) and report inf below
+        hd[s] = d * (1.0 + REGULARIZE) if d > 0.0 else 1.0
+        inverse[s] = 0.0 if d > 0.0 else np.inf
+    if not factor_tree(tb, hd, hc, hr):
+        inverse[:] = np.inf
+        return
+    inverse_diagonal(tb, hd, hc, hr, zd, zc, zr)
+    for s in range(ns):
+        if inverse[s] == 0.0:
+            inverse[s] = zd[s]
+
+
+@nb.njit(**JIT)
 def frame_precision(
     tb: Tables,
     pos: np.ndarray,
@@ -123,7 +168,7 @@ def frame_precision(
     inverse: np.ndarray,
     moments: np.ndarray,
 ) -> None:
-    """The uncertainty inputs of one fitted frame.
+    """The uncertainty inputs of one fitted frame of 3D observations.
 
     Parameters
     ----------
@@ -132,18 +177,13 @@ def frame_precision(
     res, weff : (J, 3), (J,)
         Residuals and effective (robust) weights at that pose.
     prior : (N,)
-        The neutral prior's diagonal (effective ``neutral_weight`` times the scalers).
+        The neutral prior's diagonal.
     mom, xi, f, hd, hc, hr, g, zd, zc, zr : scratch
-    information : (n_state,) out
-        Diagonal of ``J^T W J``.
-    inverse : (n_state,) out
-        Diagonal of ``(J^T W J + P)^-1``; ``inf`` where the coordinate has neither
-        information nor prior, or where the system cannot be factored.
+    information, inverse : (n_state,) out
+        As :func:`precision_of`'s.
     moments : (3,) out
         ``sum w |r|^2``, ``sum w`` and the number of observed residual rows.
     """
-    nr = tb.n_root
-    ns = hd.shape[0]
     assemble(tb, pos, axes, pivots, root_pos, res, weff, mom, xi, f, hd, hc, hr, g)
     wr2 = 0.0
     wsum = 0.0
@@ -155,16 +195,4 @@ def frame_precision(
             wsum += w
             rows += 3.0
     moments[0], moments[1], moments[2] = wr2, wsum, rows
-    for s in range(ns):
-        information[s] = hd[s]
-        d = hd[s] + (prior[s - nr] if s >= nr else 0.0)
-        # nothing at all: decouple it (its row is exactly zero) and report inf below
-        hd[s] = d * (1.0 + REGULARIZE) if d > 0.0 else 1.0
-        inverse[s] = 0.0 if d > 0.0 else np.inf
-    if not factor_tree(tb, hd, hc, hr):
-        inverse[:] = np.inf
-        return
-    inverse_diagonal(tb, hd, hc, hr, zd, zc, zr)
-    for s in range(ns):
-        if inverse[s] == 0.0:
-            inverse[s] = zd[s]
+    precision_of(tb, prior, hd, hc, hr, zd, zc, zr, information, inverse)

@@ -28,6 +28,7 @@ from pipeline.solve.compiled.forward import fk
 from pipeline.solve.compiled.lens import project_point
 from pipeline.solve.compiled.normal import solve_tree
 from pipeline.solve.compiled.pose import apply_step, copy, fill, warm_start
+from pipeline.solve.compiled.precision import precision_of
 from pipeline.solve.compiled.so3 import quat_to_matrix
 from pipeline.solve.compiled.tables import tables
 from pipeline.solve.numpy.pose import Pose, cold_pose, diagnostics
@@ -46,6 +47,7 @@ from pipeline.solve.rules import (
     MAX_ITERATIONS,
     STALLED,
 )
+from pipeline.solve.temporal.uncertainty import FrameMoments
 
 __all__ = ["solve_projected"]
 
@@ -191,8 +193,32 @@ def assemble_px(tb, pos, axes, pivots, root_pos, res, weff, pj, phi, gm, xi, f, 
 
 
 @nb.njit(**JIT)
+def _precision_px(tb, cam, q, rp, rq, obs_t, w_t, cfg, ws, buf, info, inv, mom) -> None:
+    """:func:`.precision.frame_precision` for projection rows, at the pose ``q, rp, rq``."""
+    res, weff, pj, phi, gm = buf
+    prior = cfg.neutral_weight * tb.prior_scale
+    quat_to_matrix(rq, ws.root_rot)
+    fk(tb, q, rp, ws.root_rot, True, ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp,
+       ws.trig)  # fmt: skip
+    objective_px(tb, cam, ws.pos, obs_t, w_t, q, cfg.neutral_weight, cfg.loss,
+                 cfg.loss_scale, res, weff, pj)  # fmt: skip
+    assemble_px(tb, ws.pos, ws.axes, ws.pivots, rp, res, weff, pj, phi, gm, ws.xi, ws.f,
+                ws.hd, ws.hc, ws.hr, ws.g)  # fmt: skip
+    wr2 = wsum = rows = 0.0
+    for c in range(weff.shape[0]):
+        for j in range(weff.shape[1]):
+            w = weff[c, j]
+            if w > 0.0:
+                wr2 += w * (res[c, j, 0] ** 2 + res[c, j, 1] ** 2)
+                wsum += w
+                rows += 2.0
+    mom[0], mom[1], mom[2] = wr2, wsum, rows
+    precision_of(tb, prior, ws.hd, ws.hc, ws.hr, ws.zd, ws.zc, ws.zr, info, inv)
+
+
+@nb.njit(**JIT)
 def _kernel(tb, cam, obs, w, q0, rp0, rq0, cold, cfg, ws, buf, out_q, out_rp, out_rq, out_it,
-            out_reason, out_act):  # fmt: skip
+            out_reason, out_act, out_info, out_inv, out_mom):  # fmt: skip
     """:func:`.frames.solve_frames_kernel`'s loop on the projected objective."""
     nr = tb.n_root
     n = tb.dof_type.shape[0]
@@ -285,11 +311,14 @@ def _kernel(tb, cam, obs, w, q0, rp0, rq0, cold, cfg, ws, buf, out_q, out_rp, ou
         copy(act, out_act[t])
         out_it[t] = it
         out_reason[t] = reason
+        if cfg.uncertainty:
+            _precision_px(tb, cam, q, rp, rq, obs_t, w_t, cfg, ws, buf, out_info[t],
+                          out_inv[t], out_mom[t])  # fmt: skip
 
 
 def solve_projected(
     prob: Problem, start: Pose | None, chained: bool, cold: np.ndarray | None = None
-) -> FitResult:
+) -> tuple[FitResult, FrameMoments | None]:
     """Solve a :class:`~pipeline.solve.mappers.CalibratedCameras` problem frame by frame.
 
     Parameters
@@ -308,6 +337,10 @@ def solve_projected(
     -------
     FitResult
         Diagnostics from the numpy engine's :func:`~pipeline.solve.numpy.pose.diagnostics`.
+    FrameMoments or None
+        The uncertainty inputs at every solution, from the kernel (as
+        :func:`~pipeline.solve.compiled.solve_compiled`'s); None without
+        ``Settings.uncertainty``.
     """
     cfg, model = prob.config, prob.model
     tb = tables(prob.plan)
@@ -328,6 +361,8 @@ def solve_projected(
     out_q, out_rp, out_rq = np.empty((t, n)), np.empty((t, 3)), np.empty((t, 4))
     out_it, out_reason = np.zeros(t, np.int32), np.zeros(t, np.int8)
     out_act = np.zeros((t, n), np.bool_)
+    ns = tb.n_root + n
+    out_info, out_inv, out_mom = np.zeros((t, ns)), np.zeros((t, ns)), np.zeros((t, 3))
     f64 = [
         np.ascontiguousarray(a, dtype=np.float64)
         for a in (start.q, start.root_pos, start.root_quat)
@@ -335,6 +370,10 @@ def solve_projected(
     if t:
         _kernel(tb, cam, np.ascontiguousarray(prob.obs, np.float64),
                 np.ascontiguousarray(prob.weight, np.float64), *f64, cold, kcfg, workspace(tb),
-                buf, out_q, out_rp, out_rq, out_it, out_reason, out_act)  # fmt: skip
+                buf, out_q, out_rp, out_rq, out_it, out_reason, out_act, out_info, out_inv,
+                out_mom)  # fmt: skip
     pose = Pose(out_rp, out_rq, out_q)
-    return diagnostics(prob, pose, out_it, out_reason, out_act).astype(cfg.np_dtype)
+    result = diagnostics(prob, pose, out_it, out_reason, out_act).astype(cfg.np_dtype)
+    if not kcfg.uncertainty:
+        return result, None
+    return result, FrameMoments(out_info, out_inv, out_mom[:, 0], out_mom[:, 1], out_mom[:, 2])

@@ -153,3 +153,29 @@ def test_solve_frames_keeps_the_moments_of_the_kept_restart(g1):  # noqa: F811
     prob, _ = _prepare(plan, real, None, SolverConfig(restarts=2), None)
     std, _ = frame_uncertainty(prob, frame_moments(prob, r))
     np.testing.assert_allclose(r.dof_std, std[:, 6:], rtol=1e-6)
+
+
+@pytest.mark.parametrize("loss", ["l2", "cauchy"])
+def test_projection_kernel_moments_equal_the_numpy_evidence(fly_plan_path, loss):
+    """Multi-view pixels: the projection kernel's uncertainty inputs, as for 3D."""
+    from pipeline.solve.mappers import CalibratedCameras
+    from pipeline.synth import SynthConfig, synthesize
+    from pipeline.synth.views import ViewsConfig, render_views
+    from tests.fixtures.multiview_rig import fly_rig
+
+    plan, cams = load_body_plan(fly_plan_path), fly_rig(4)
+    s = synthesize(plan, SynthConfig(n_frames=30, unit="mm"), np.random.default_rng(0))
+    points = s.truth["position"].values[..., 0].transpose(0, 2, 1)
+    pix, conf = render_views(points, cams, ViewsConfig(), np.random.default_rng(1))
+    config = SolverConfig(loss=loss, loss_scale=5.0)
+    prob, compiled = _prepare(plan, pix, conf, config, CalibratedCameras(cams))
+    assert compiled
+    result, moments = _run_compiled(prob, None, chained=True)
+    ref = frame_moments(prob, result)
+    for name, a, b in zip(moments._fields, moments, ref, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-12, err_msg=name)
+    off = SolverConfig(loss=loss, loss_scale=5.0, uncertainty=False)
+    assert (
+        _run_compiled(_prepare(plan, pix, conf, off, CalibratedCameras(cams))[0], None, True)[1]
+        is None
+    )
