@@ -59,8 +59,9 @@ def solve_sequences(
         Each sequence's observation weights (None: all 1 where observed).
     config : SolverConfig, optional
     mapper : optional
-        As in :func:`solve_sequence`; only 3D observations on the compiled engine are
-        batched, other problems are solved one sequence at a time.
+        As in :func:`solve_sequence`. Only 3D observations on the compiled engine are
+        batched (``mapper=None``, ``engine`` not ``"numpy"``); other problems are solved
+        one sequence at a time.
     fps : float, optional
         Frame rate (Hz), required by ``config.temporal="smooth"``.
 
@@ -81,20 +82,27 @@ def solve_sequences(
     if config.temporal == "smooth":
         check_fps(fps)
     lengths = [t.shape[0] for t in targets]
-    if len(targets) < 2 or min(lengths) == 0 or mapper is not None:
+    one_by_one = len(targets) < 2 or min(lengths) == 0 or config.engine == "numpy"
+    if one_by_one or mapper is not None:  # only 3D on the compiled engine is batched
         return [
             solve_sequence(plan, t, w, config, mapper, fps)
             for t, w in zip(targets, weights, strict=True)
         ]
+    for i, (t, w) in enumerate(zip(targets, weights, strict=True)):
+        if t.ndim != 3 or t.shape[1:] != (plan.n_joints, 3):
+            raise ValueError(
+                f"solve_sequences: targets[{i}] has shape {t.shape}; every sequence must be "
+                f"(T, {plan.n_joints}, 3): 3D keypoints of this plan's joints"
+            )
+        if w is not None and np.shape(w) != t.shape[:2]:
+            raise ValueError(
+                f"solve_sequences: weights[{i}] has shape {np.shape(w)}, its targets "
+                f"{t.shape[:2]}; give one weight per frame and joint (or None)"
+            )
     full = [
         w if w is not None else np.ones(t.shape[:2]) for t, w in zip(targets, weights, strict=True)
     ]
-    prob, compiled = _prepare(plan, np.concatenate(targets), np.concatenate(full), config, None)
-    if not compiled:
-        return [
-            solve_sequence(plan, t, w, config, None, fps)
-            for t, w in zip(targets, weights, strict=True)
-        ]
+    prob, _ = _prepare(plan, np.concatenate(targets), np.concatenate(full), config, None)
     starts = np.cumsum([0, *lengths])
     cold = np.zeros(prob.n_frames, np.bool_)
     cold[starts[:-1]] = True

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
+from pipeline.errors import ConfigError
 from pipeline.kinematics.forward import forward_kinematics
 from pipeline.solve.rules import LOSS_NAMES, LossName
 from pipeline.solve.temporal.model import check_noise
@@ -277,6 +278,10 @@ class SolverConfig:
             check_noise(f"SolverConfig.{name}", getattr(self, name))
         if not (isinstance(self.loss_scale, int | float) and self.loss_scale > 0):
             raise ValueError(f"SolverConfig.loss_scale: must be > 0, not {self.loss_scale!r}")
+        if not isinstance(self.uncertainty, bool | np.bool_):
+            raise ConfigError(
+                f"SolverConfig.uncertainty: must be true or false, not {self.uncertainty!r}"
+            )
 
     @property
     def np_dtype(self) -> np.dtype:

@@ -29,6 +29,12 @@ from typing import NamedTuple
 import numba as nb
 import numpy as np
 
+from pipeline.kinematics.rotations import (
+    quat_conjugate,
+    quat_multiply,
+    quat_to_rotvec,
+    rotvec_to_quat,
+)
 from pipeline.solve.rules import JIT
 from pipeline.solve.temporal.model import _F3, _Q3
 
@@ -201,44 +207,9 @@ def _rts(
             var[t, i] = ps[0, 0]
 
 
-def _qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Products of quaternions ``(..., 4)`` (w, x, y, z)."""
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
-
-
 def _log(q: np.ndarray) -> np.ndarray:
-    """Rotation vectors of unit quaternions ``(..., 4)`` (shortest way round)."""
-    q = np.where(q[..., :1] < 0, -q, q)
-    s = np.linalg.norm(q[..., 1:], axis=-1)
-    k = np.where(
-        s < 1e-8,
-        2.0 / np.maximum(q[..., 0], 1e-300),
-        2.0 * np.arctan2(s, q[..., 0]) / np.maximum(s, 1e-300),
-    )
-    return k[..., None] * q[..., 1:]
-
-
-def _exp(v: np.ndarray) -> np.ndarray:
-    """Unit quaternions of rotation vectors ``(..., 3)``."""
-    theta = np.linalg.norm(v, axis=-1)
-    k = np.where(
-        theta < 1e-8, 0.5 - theta**2 / 48.0, np.sin(0.5 * theta) / np.maximum(theta, 1e-300)
-    )
-    return np.concatenate([np.cos(0.5 * theta)[..., None], k[..., None] * v], axis=-1)
-
-
-def _conj(q: np.ndarray) -> np.ndarray:
-    return q * np.array([1.0, -1.0, -1.0, -1.0])
+    """Rotation vectors of unit quaternions ``(..., 4)``, the shortest way round."""
+    return quat_to_rotvec(np.where(q[..., :1] < 0, -q, q))
 
 
 def smooth_coordinates(
@@ -280,7 +251,7 @@ def smooth_coordinates(
     theta = None
     if quat is not None:
         quat = np.asarray(quat, np.float64)
-        steps = _log(_qmul(quat[1:], _conj(quat[:-1])))  # world-frame increments
+        steps = _log(quat_multiply(quat[1:], quat_conjugate(quat[:-1])))  # world-frame increments
         theta = np.concatenate([np.zeros((1, 3)), np.cumsum(steps, axis=0)])
         z[:, 3:6] = theta
     r = np.where(np.isfinite(variance), variance, np.inf)
@@ -292,7 +263,7 @@ def smooth_coordinates(
     value = state[..., 0].copy()
     orientation = None
     if quat is not None:
-        orientation = _qmul(_exp(value[:, 3:6] - theta), quat)
+        orientation = quat_multiply(rotvec_to_quat(value[:, 3:6] - theta), quat)
         orientation /= np.linalg.norm(orientation, axis=-1, keepdims=True)
         value[:, 3:6] = 0.0
     std = np.sqrt(np.maximum(var, 0.0))

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from pipeline.bodyplan import load_body_plan
+from pipeline.errors import ConfigError
 from pipeline.kinematics import forward_kinematics, jacobian
 from pipeline.solve import SolverConfig, solve_frames, solve_sequence, solve_sequences
 from pipeline.solve.compiled.precision import REGULARIZE
@@ -179,3 +180,17 @@ def test_projection_kernel_moments_equal_the_numpy_evidence(fly_plan_path, loss)
         _run_compiled(_prepare(plan, pix, conf, off, CalibratedCameras(cams))[0], None, True)[1]
         is None
     )
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_uncertainty_must_be_a_bool(value):
+    with pytest.raises(ConfigError, match="SolverConfig.uncertainty: must be true or false"):
+        SolverConfig(uncertainty=value)
+
+
+def test_solve_sequences_names_a_malformed_sequence(quickik_fly):
+    plan, native = quickik_fly
+    with pytest.raises(ValueError, match=r"targets\[1\] has shape \(10, 31, 2\)"):
+        solve_sequences(plan, [native[:10], native[:10, :, :2]])
+    with pytest.raises(ValueError, match=r"weights\[0\] has shape \(10,\)"):
+        solve_sequences(plan, [native[:10], native[:10]], [np.ones(10), None])
