@@ -16,7 +16,15 @@ from pipeline.solve.compiled.so3 import axis_angle, expmap_and_left_jacobian
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import CAUCHY, HUBER, INLINE, JIT
 
-__all__ = ["fk", "objective"]
+__all__ = ["advance_half_angles", "fk", "fk_half", "half_angles", "objective"]
+
+#: Largest half-angle step (rad) that :func:`advance_half_angles` takes by its Taylor
+#: series; beyond it, and for every angle of a new start pose, the library sine and cosine.
+#: At 0.03 the series' first omitted terms are below 1e-19.
+TAYLOR_HALF_STEP = 0.03
+# the series' nested factors (multiplications: a division costs as much as a whole term)
+_S3, _S5, _S7 = 1.0 / 6.0, 1.0 / 20.0, 1.0 / 42.0
+_C4, _C6, _C8 = 1.0 / 12.0, 1.0 / 30.0, 1.0 / 56.0
 
 
 @nb.njit(**INLINE)
@@ -66,6 +74,40 @@ def _mix(r: tuple, al: int, c: float, s: float) -> tuple:
 
 
 @nb.njit(**JIT)
+def half_angles(q: np.ndarray, half: np.ndarray) -> None:
+    """``half = (cos(q / 2), sin(q / 2))`` ``(2, N)`` of the DOF values ``q`` ``(N,)``."""
+    for k in range(q.shape[0]):
+        half[0, k] = math.cos(0.5 * q[k])
+        half[1, k] = math.sin(0.5 * q[k])
+
+
+@nb.njit(**INLINE)
+def advance_half_angles(
+    q: np.ndarray, q_new: np.ndarray, half: np.ndarray, half_new: np.ndarray
+) -> None:
+    """``half_new``: :func:`half_angles` of ``q_new`` from those of ``q`` (a solver step).
+
+    A half-step ``d = (q_new - q) / 2`` of at most :data:`TAYLOR_HALF_STEP` turns the
+    known cosine and sine by the angle-addition formulas with ``cos d``, ``sin d`` from
+    their Taylor series, which costs a tenth of a library call; a larger one calls the
+    library. Each advance adds a few ulps of rounding, so callers start every frame from
+    :func:`half_angles`.
+    """
+    for k in range(q.shape[0]):
+        d = 0.5 * (q_new[k] - q[k])
+        if abs(d) <= TAYLOR_HALF_STEP:
+            d2 = d * d
+            sd = d * (1.0 - d2 * _S3 * (1.0 - d2 * _S5 * (1.0 - d2 * _S7)))
+            cd = 1.0 - d2 * 0.5 * (1.0 - d2 * _C4 * (1.0 - d2 * _C6 * (1.0 - d2 * _C8)))
+            c, s = half[0, k], half[1, k]
+            half_new[0, k] = c * cd - s * sd
+            half_new[1, k] = s * cd + c * sd
+        else:
+            half_new[0, k] = math.cos(0.5 * q_new[k])
+            half_new[1, k] = math.sin(0.5 * q_new[k])
+
+
+@nb.njit(**JIT)
 def fk(
     tb: Tables,
     q: np.ndarray,
@@ -80,7 +122,7 @@ def fk(
     tmp: np.ndarray,
     trig: np.ndarray,
 ) -> None:
-    """Forward pass of one pose.
+    """Forward pass of one pose: :func:`half_angles` into ``trig``, then :func:`fk_half`.
 
     Parameters
     ----------
@@ -99,18 +141,39 @@ def fk(
     axes, pivots : (N, 3) out
         World axis (or slide direction) and pivot of every DOF.
     tmp : (2, 3, 3) scratch
-    trig : (2, N) scratch
-        Cosines and sines of ``q``, computed in one independent loop up front so that
-        the calls overlap instead of waiting on the chain of frame products.
+    trig : (2, N) out
+        The half-angle cosines and sines of ``q``.
+    """
+    half_angles(q, trig)
+    fk_half(tb, q, trig, root_pos, root_rot, need_axes, rot, org, pos, axes, pivots, tmp)
+
+
+@nb.njit(**INLINE)
+def fk_half(
+    tb: Tables,
+    q: np.ndarray,
+    half: np.ndarray,
+    root_pos: np.ndarray,
+    root_rot: np.ndarray,
+    need_axes: bool,
+    rot: np.ndarray,
+    org: np.ndarray,
+    pos: np.ndarray,
+    axes: np.ndarray,
+    pivots: np.ndarray,
+    tmp: np.ndarray,
+) -> None:
+    """:func:`fk` with the half-angle cosines and sines ``half`` ``(2, N)`` of ``q`` given.
+
+    A hinge's cosine and sine are ``(c - s)(c + s)`` and ``2 s c`` of its half angle,
+    so a solver that advances ``half`` along its steps (:func:`advance_half_angles`)
+    calls no trigonometric function here.
 
     Notes
     -----
     Frames are carried as 9-tuples (row-major) in registers; array views are avoided in
     the loop because each costs a reference-count update.
     """
-    for k in range(q.shape[0]):
-        trig[0, k] = math.cos(q[k])
-        trig[1, k] = math.sin(q[k])
     for j in range(tb.parent.shape[0]):
         p = tb.parent[j]
         if p < 0:
@@ -137,7 +200,8 @@ def fk(
                 if need_axes:
                     axes[k, 0], axes[k, 1], axes[k, 2] = sg * r[al], sg * r[3 + al], sg * r[6 + al]
                     pivots[k, 0], pivots[k, 1], pivots[k, 2] = o0, o1, o2
-                r = _mix(r, al, trig[0, k], sg * trig[1, k])
+                ch, sh = half[0, k], half[1, k]
+                r = _mix(r, al, (ch - sh) * (ch + sh), sg * 2.0 * sh * ch)
             elif typ in (HINGE, SLIDE):
                 x, y, z = tb.dof_axis[k, 0], tb.dof_axis[k, 1], tb.dof_axis[k, 2]
                 ux = r[0] * x + r[1] * y + r[2] * z
@@ -151,7 +215,8 @@ def fk(
                     o1 += uy * q[k]
                     o2 += uz * q[k]
                 else:
-                    axis_angle(x, y, z, trig[0, k], trig[1, k], tmp, 0)
+                    ch, sh = half[0, k], half[1, k]
+                    axis_angle(x, y, z, (ch - sh) * (ch + sh), 2.0 * sh * ch, tmp, 0)
                     r = _mul33(r, _load33(tmp, 0))
             elif typ == SWING1:
                 s1, s2 = q[k], q[k + 1]
@@ -174,7 +239,7 @@ def fk(
             rot[j, i // 3, i % 3] = r[i]
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def objective(
     tb: Tables,
     pos: np.ndarray,

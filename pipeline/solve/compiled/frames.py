@@ -16,7 +16,7 @@ import math
 import numba as nb
 
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
-from pipeline.solve.compiled.forward import fk, objective
+from pipeline.solve.compiled.forward import advance_half_angles, fk, fk_half, half_angles, objective
 from pipeline.solve.compiled.normal import assemble, solve_tree
 from pipeline.solve.compiled.pose import (
     apply_step,
@@ -101,21 +101,15 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
     prior = cfg.neutral_weight * tb.prior_scale
     nw, loss, scale = cfg.neutral_weight, cfg.loss, cfg.loss_scale
     angle_floor = cfg.angle_floor
-    rot, org, pos, axes, pivots, tmp, trig = (
-        ws.rot,
-        ws.org,
-        ws.pos,
-        ws.axes,
-        ws.pivots,
-        ws.tmp,
-        ws.trig,
-    )
+    rot, org, pos, axes, pivots, tmp = ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp
     res, weff, root_rot = ws.res, ws.weff, ws.root_rot
     for t in range(inp.weight.shape[0]):
         _start(tb, inp, cfg, ws, out, t)
         q, rp, rq, act = ws.q, ws.rp, ws.rq, ws.act
         q_new, rp_new, rq_new, act_new = ws.q_new, ws.rp_new, ws.rq_new, ws.act_new
         obs_t, w_t = inp.obs[t], inp.weight[t]
+        half, half_new = ws.trig, ws.trig_new
+        half_angles(q, half)
         lam = cfg.lam0
         fill(act, False)
         reason = MAX_ITERATIONS
@@ -123,10 +117,10 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         while it < cfg.n_iterations:
             it += 1
             quat_to_matrix(rq, root_rot)
-            fk(tb, q, rp, root_rot, True, rot, org, pos, axes, pivots, tmp, trig)
+            fk_half(tb, q, half, rp, root_rot, True, rot, org, pos, axes, pivots, tmp)
             cost = objective(tb, pos, obs_t, w_t, q, nw, loss, scale, res, weff)
-            assemble(tb, pos, axes, pivots, rp, res, weff, ws.mom, ws.xi, ws.f, ws.hd, ws.hc,
-                     ws.hr, ws.g)  # fmt: skip
+            assemble(tb, pos, axes, pivots, rp, res, weff, ws.mom, ws.xi, ws.hd, ws.hc, ws.hr,
+                     ws.g)  # fmt: skip
             hd, g = ws.hd, ws.g
             for s in range(nr):  # relative damping (after the prior on DOFs)
                 hd[s] += lam * max(hd[s], 1.0 if s < 3 else angle_floor)
@@ -139,6 +133,7 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
             max_pos, max_ang, finite = apply_step(
                 tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
             )
+            advance_half_angles(q, q_new, half, half_new)
             if not (finite and math.isfinite(cost)):
                 fill(act, False)  # keep the pose; never done
                 reason = STALLED
@@ -153,7 +148,8 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
                     reason = CONVERGED
             else:
                 quat_to_matrix(rq_new, root_rot)
-                fk(tb, q_new, rp_new, root_rot, False, rot, org, pos, axes, pivots, tmp, trig)
+                fk_half(tb, q_new, half_new, rp_new, root_rot, False, rot, org, pos, axes,
+                        pivots, tmp)  # fmt: skip
                 cand = objective(tb, pos, obs_t, w_t, q_new, nw, loss, scale, res, weff)
                 accept = cand <= cost
                 lam = max(lam * LM_SHRINK, cfg.damping) if accept else lam * LM_GROW
@@ -169,6 +165,7 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
                 rp, rp_new = rp_new, rp
                 rq, rq_new = rq_new, rq
                 act, act_new = act_new, act
+                half, half_new = half_new, half
             else:
                 fill(act, False)
             if reason != MAX_ITERATIONS:
@@ -180,13 +177,13 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         copy(act, out.limit_active[t])
         quat_to_matrix(rq, root_rot)
         fit = out.fitted_position[t]
-        fk(tb, q, rp, root_rot, cfg.uncertainty, rot, org, fit, axes, pivots, tmp, trig)
-        local_quats(tb, q, out.joint_rotation[t], trig)
+        fk_half(tb, q, half, rp, root_rot, cfg.uncertainty, rot, org, fit, axes, pivots, tmp)
+        local_quats(tb, q, out.joint_rotation[t], half)
         stats = out.stats[t]
         diagnostics(fit, obs_t, w_t, out.residual[t], stats)
         stats[3] = objective(tb, fit, obs_t, w_t, q, nw, loss, scale, res, weff)
         if cfg.uncertainty:
-            frame_precision(tb, fit, axes, pivots, rp, res, weff, prior, ws.mom, ws.xi, ws.f,
+            frame_precision(tb, fit, axes, pivots, rp, res, weff, prior, ws.mom, ws.xi,
                             ws.hd, ws.hc, ws.hr, ws.g, ws.zd, ws.zc, ws.zr, out.information[t],
                             out.inverse[t], out.moments[t])  # fmt: skip
         out.stop_reason[t] = NO_OBSERVATIONS if stats[2] == 0 else reason

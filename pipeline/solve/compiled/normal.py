@@ -20,27 +20,32 @@ import numba as nb
 import numpy as np
 
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import INLINE, JIT
+from pipeline.solve.rules import INLINE
 
 __all__ = ["assemble", "factor_tree", "solve_tree"]
 
 
 @nb.njit(**INLINE)
-def _phi_times(mom: np.ndarray, j: int, xi: np.ndarray, s: int, out: np.ndarray) -> None:
-    """``out[s] = Phi(mom[j]) @ xi[s]``, ``Phi = [[tr(M2) I - M2, [m1]x], [-[m1]x, m0 I]]``."""
+def _phi_times(mom: np.ndarray, j: int, ax, ay, az, mx, my, mz) -> tuple:
+    """``Phi(mom[j]) @ xi`` of the screw ``xi = (a, m)``.
+
+    ``Phi = [[tr(M2) I - M2, [m1]x], [-[m1]x, m0 I]]``; returned as six scalars, so the
+    caller's products with it stay in registers.
+    """
     m0, m1x, m1y, m1z = mom[j, 0], mom[j, 1], mom[j, 2], mom[j, 3]
     xx, yy, zz, xy, xz, yz = mom[j, 4], mom[j, 5], mom[j, 6], mom[j, 7], mom[j, 8], mom[j, 9]
-    ax, ay, az, mx, my, mz = xi[s, 0], xi[s, 1], xi[s, 2], xi[s, 3], xi[s, 4], xi[s, 5]
     tr = xx + yy + zz
-    out[s, 0] = tr * ax - (xx * ax + xy * ay + xz * az) + (m1y * mz - m1z * my)
-    out[s, 1] = tr * ay - (xy * ax + yy * ay + yz * az) + (m1z * mx - m1x * mz)
-    out[s, 2] = tr * az - (xz * ax + yz * ay + zz * az) + (m1x * my - m1y * mx)
-    out[s, 3] = m0 * mx - (m1y * az - m1z * ay)
-    out[s, 4] = m0 * my - (m1z * ax - m1x * az)
-    out[s, 5] = m0 * mz - (m1x * ay - m1y * ax)
+    return (
+        tr * ax - (xx * ax + xy * ay + xz * az) + (m1y * mz - m1z * my),
+        tr * ay - (xy * ax + yy * ay + yz * az) + (m1z * mx - m1x * mz),
+        tr * az - (xz * ax + yz * ay + zz * az) + (m1x * my - m1y * mx),
+        m0 * mx - (m1y * az - m1z * ay),
+        m0 * my - (m1z * ax - m1x * az),
+        m0 * mz - (m1x * ay - m1y * ax),
+    )
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def assemble(
     tb: Tables,
     pos: np.ndarray,
@@ -51,7 +56,6 @@ def assemble(
     weff: np.ndarray,
     mom: np.ndarray,
     xi: np.ndarray,
-    f: np.ndarray,
     hd: np.ndarray,
     hc: np.ndarray,
     hr: np.ndarray,
@@ -69,8 +73,8 @@ def assemble(
         Moments of the keypoints strictly below each joint (row ``J``: all keypoints):
         ``w``, ``w p`` (3), ``w p p^T`` (xx, yy, zz, xy, xz, yz), ``w p x r`` (3),
         ``w r`` (3).
-    xi, f : (n_state, 6) scratch
-        Screws and ``Phi @ xi`` of every state coordinate.
+    xi : (n_state, 6) scratch
+        Screws of every state coordinate.
     hd : (n_state,) out
         Diagonal of the normal matrix.
     hc : (n_state, max_local_depth) out
@@ -79,9 +83,16 @@ def assemble(
     hr : (n_state, 6) out
         ``hr[s, c]``: the entry of ``s`` and root coordinate ``c < s`` (free base only).
     g : (n_state,) out
+
+    Notes
+    -----
+    One pass over the coordinates in state order: a coordinate's screw is stored (its
+    descendants need it), while ``Phi @ xi`` stays in registers for its row's entries,
+    since ancestors come first and their screws are already there.
     """
     nj = pos.shape[0]
     nr = tb.n_root
+    anc, ld = tb.ancestors, tb.local_depth
     for j in range(nj + 1):
         for c in range(16):
             mom[j, c] = 0.0
@@ -115,8 +126,12 @@ def assemble(
         for c in range(6):
             xi[s, c] = 0.0
         xi[s, (s + 3) % 6] = 1.0
-        _phi_times(mom, nj, xi, s, f)
+        e = _phi_times(mom, nj, xi[s, 0], xi[s, 1], xi[s, 2], xi[s, 3], xi[s, 4], xi[s, 5])
         g[s] = mom[nj, 13 + s] if s < 3 else mom[nj, 10 + s - 3]
+        # the root's screws are unit vectors: their products select components of Phi xi
+        hd[s] = e[(s + 3) % 6]
+        for c in range(s):
+            hr[s, c] = e[(c + 3) % 6]
     for k in range(tb.dof_joint.shape[0]):
         s = nr + k
         jk = tb.dof_joint[k]
@@ -125,35 +140,28 @@ def assemble(
             ox = pivots[k, 0] - root_pos[0]
             oy = pivots[k, 1] - root_pos[1]
             oz = pivots[k, 2] - root_pos[2]
-            xi[s, 0], xi[s, 1], xi[s, 2] = ux, uy, uz
-            xi[s, 3] = oy * uz - oz * uy
-            xi[s, 4] = oz * ux - ox * uz
-            xi[s, 5] = ox * uy - oy * ux
+            ax, ay, az = ux, uy, uz
+            mx, my, mz = oy * uz - oz * uy, oz * ux - ox * uz, ox * uy - oy * ux
         else:
-            xi[s, 0] = xi[s, 1] = xi[s, 2] = 0.0
-            xi[s, 3], xi[s, 4], xi[s, 5] = ux, uy, uz
-        _phi_times(mom, jk, xi, s, f)
-        acc = 0.0
-        for c in range(6):
-            acc += xi[s, c] * mom[jk, 10 + c]
-        g[s] = acc
-    for s in range(nr + tb.dof_joint.shape[0]):
-        acc = 0.0
-        for c in range(6):
-            acc += xi[s, c] * f[s, c]
-        hd[s] = acc
-        for m in range(tb.local_depth[s]):
-            i = tb.ancestors[s, m]
-            acc = 0.0
-            for c in range(6):
-                acc += xi[i, c] * f[s, c]
-            hc[s, m] = acc
-        # the root's screws are unit vectors: their products select components of f
-        for c in range(min(s, nr)):
-            hr[s, c] = f[s, (c + 3) % 6]
+            ax = ay = az = 0.0
+            mx, my, mz = ux, uy, uz
+        xi[s, 0], xi[s, 1], xi[s, 2], xi[s, 3], xi[s, 4], xi[s, 5] = ax, ay, az, mx, my, mz
+        f0, f1, f2, f3, f4, f5 = _phi_times(mom, jk, ax, ay, az, mx, my, mz)
+        g[s] = (ax * mom[jk, 10] + ay * mom[jk, 11] + az * mom[jk, 12]) + (
+            mx * mom[jk, 13] + my * mom[jk, 14] + mz * mom[jk, 15]
+        )
+        hd[s] = (ax * f0 + ay * f1 + az * f2) + (mx * f3 + my * f4 + mz * f5)
+        for m in range(ld[s]):
+            i = anc[s, m]
+            hc[s, m] = (xi[i, 0] * f0 + xi[i, 1] * f1 + xi[i, 2] * f2) + (
+                xi[i, 3] * f3 + xi[i, 4] * f4 + xi[i, 5] * f5
+            )
+        if nr:  # the root's screws are unit vectors: their products select components
+            hr[s, 0], hr[s, 1], hr[s, 2] = f3, f4, f5
+            hr[s, 3], hr[s, 4], hr[s, 5] = f0, f1, f2
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def factor_tree(tb: Tables, hd: np.ndarray, hc: np.ndarray, hr: np.ndarray) -> bool:
     """Factor ``h = L^T D L`` in place along the tree, leaves first, with no fill.
 
@@ -186,6 +194,10 @@ def factor_tree(tb: Tables, hd: np.ndarray, hc: np.ndarray, hr: np.ndarray) -> b
             return False
         inv = 1.0 / d
         nk = ld[k]
+        if nr:  # the row's six root entries, held in registers through the updates
+            r0, r1, r2, r3, r4, r5 = hr[k, 0], hr[k, 1], hr[k, 2], hr[k, 3], hr[k, 4], hr[k, 5]
+        else:
+            r0 = r1 = r2 = r3 = r4 = r5 = 0.0
         for m in range(nk):
             i = anc[k, m]
             hkm = hc[k, m]
@@ -194,18 +206,38 @@ def factor_tree(tb: Tables, hd: np.ndarray, hc: np.ndarray, hr: np.ndarray) -> b
             for p in range(nk - m - 1):
                 hc[i, p] -= lki * hc[k, m + 1 + p]
             if nr:
-                for c in range(6):
-                    hr[i, c] -= lki * hr[k, c]
+                hr[i, 0] -= lki * r0
+                hr[i, 1] -= lki * r1
+                hr[i, 2] -= lki * r2
+                hr[i, 3] -= lki * r3
+                hr[i, 4] -= lki * r4
+                hr[i, 5] -= lki * r5
         for m in range(nk):
             hc[k, m] *= inv
-        if nr:
-            for a in range(6):
-                la = hr[k, a] * inv
-                hd[a] -= la * hr[k, a]
-                for b in range(a):
-                    hr[a, b] -= la * hr[k, b]
-            for c in range(6):
-                hr[k, c] *= inv
+        if nr:  # the root block's update, unrolled: hr[a, b] -= r_a r_b / d for b < a
+            l0, l1, l2, l3, l4, l5 = r0 * inv, r1 * inv, r2 * inv, r3 * inv, r4 * inv, r5 * inv
+            hd[0] -= l0 * r0
+            hd[1] -= l1 * r1
+            hd[2] -= l2 * r2
+            hd[3] -= l3 * r3
+            hd[4] -= l4 * r4
+            hd[5] -= l5 * r5
+            hr[1, 0] -= l1 * r0
+            hr[2, 0] -= l2 * r0
+            hr[2, 1] -= l2 * r1
+            hr[3, 0] -= l3 * r0
+            hr[3, 1] -= l3 * r1
+            hr[3, 2] -= l3 * r2
+            hr[4, 0] -= l4 * r0
+            hr[4, 1] -= l4 * r1
+            hr[4, 2] -= l4 * r2
+            hr[4, 3] -= l4 * r3
+            hr[5, 0] -= l5 * r0
+            hr[5, 1] -= l5 * r1
+            hr[5, 2] -= l5 * r2
+            hr[5, 3] -= l5 * r3
+            hr[5, 4] -= l5 * r4
+            hr[k, 0], hr[k, 1], hr[k, 2], hr[k, 3], hr[k, 4], hr[k, 5] = l0, l1, l2, l3, l4, l5
     for k in range(nr - 1, -1, -1):  # the root block, densely
         d = hd[k]
         if not (d > 0.0 and d < np.inf):
@@ -221,7 +253,7 @@ def factor_tree(tb: Tables, hd: np.ndarray, hc: np.ndarray, hr: np.ndarray) -> b
     return True
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def solve_tree(
     tb: Tables, hd: np.ndarray, hc: np.ndarray, hr: np.ndarray, g: np.ndarray, x: np.ndarray
 ) -> bool:
@@ -248,26 +280,45 @@ def solve_tree(
     if not factor_tree(tb, hd, hc, hr):
         x[:] = 0.0
         return False
-    for k in range(n - 1, -1, -1):  # eliminate the right-hand side, leaves first
+    # Substitution. The root's six entries of the right-hand side and of the solution are
+    # held in registers: each DOF row updates (or reads) all six, and through memory
+    # those updates would form one chain of dependent loads and stores.
+    g0 = g1 = g2 = g3 = g4 = g5 = 0.0
+    if nr:
+        g0, g1, g2, g3, g4, g5 = g[0], g[1], g[2], g[3], g[4], g[5]
+    for k in range(n - 1, nr - 1, -1):  # eliminate the right-hand side, leaves first
         y = g[k]
-        if k >= nr:
-            for m in range(ld[k]):
-                g[anc[k, m]] -= hc[k, m] * y
-            for c in range(nr):
-                g[c] -= hr[k, c] * y
-        else:
+        for m in range(ld[k]):
+            g[anc[k, m]] -= hc[k, m] * y
+        if nr:
+            g0 -= hr[k, 0] * y
+            g1 -= hr[k, 1] * y
+            g2 -= hr[k, 2] * y
+            g3 -= hr[k, 3] * y
+            g4 -= hr[k, 4] * y
+            g5 -= hr[k, 5] * y
+    if nr:
+        g[0], g[1], g[2], g[3], g[4], g[5] = g0, g1, g2, g3, g4, g5
+        for k in range(nr - 1, -1, -1):
+            y = g[k]
             for c in range(k):
                 g[c] -= hr[k, c] * y
-    for k in range(n):  # back-substitute, root first
+        for k in range(nr):  # back-substitute, root first
+            acc = g[k] / hd[k]
+            for c in range(k):
+                acc -= hr[k, c] * x[c]
+            x[k] = acc
+        x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
+    else:
+        x0 = x1 = x2 = x3 = x4 = x5 = 0.0
+    for k in range(nr, n):
         acc = g[k] / hd[k]
-        if k >= nr:
-            for m in range(ld[k]):
-                acc -= hc[k, m] * x[anc[k, m]]
-            for c in range(nr):
-                acc -= hr[k, c] * x[c]
-        else:
-            for c in range(k):
-                acc -= hr[k, c] * x[c]
+        for m in range(ld[k]):
+            acc -= hc[k, m] * x[anc[k, m]]
+        if nr:  # two independent partial sums
+            acc -= (hr[k, 0] * x0 + hr[k, 1] * x1 + hr[k, 2] * x2) + (
+                hr[k, 3] * x3 + hr[k, 4] * x4 + hr[k, 5] * x5
+            )
         x[k] = acc
     for k in range(n):
         if not math.isfinite(x[k]):

@@ -47,7 +47,7 @@ def fill(a: np.ndarray, value) -> None:
 _EPS_TOL = BALL_SLACK_ULPS * np.finfo(np.float64).eps
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def _clamp_balls(tb: Tables, q: np.ndarray, active: np.ndarray) -> None:
     """Wrap each ball's swing to at most pi, then project it onto its elliptical cone."""
     for k in tb.swing1:
@@ -85,7 +85,7 @@ def clamp_into(tb: Tables, q: np.ndarray, wrap: bool, active: np.ndarray) -> Non
     _clamp_balls(tb, q, active)
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def apply_step(
     tb: Tables,
     q: np.ndarray,
@@ -196,22 +196,20 @@ def warm_start(
 
 
 @nb.njit(**JIT)
-def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray, trig: np.ndarray) -> None:
+def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray, half: np.ndarray) -> None:
     """Each joint's rotation relative to its rest frame, ``(J, 4)`` wxyz with ``w >= 0``.
 
     The product of the joint's own DOF rotations (slides do not rotate), as
-    :func:`pipeline.kinematics.forward.joint_rotations_local`. ``trig`` ``(2, N)`` is
-    scratch for the half-angle cosines and sines, computed in one independent loop.
+    :func:`pipeline.kinematics.forward.joint_rotations_local`. ``half`` ``(2, N)`` holds
+    the half-angle cosines and sines of ``q``
+    (:func:`~pipeline.solve.compiled.forward.half_angles`).
     """
-    for k in range(q.shape[0]):
-        trig[0, k] = math.cos(0.5 * q[k])
-        trig[1, k] = math.sin(0.5 * q[k])
     for j in range(out.shape[0]):
         w, x, y, z = 1.0, 0.0, 0.0, 0.0
         for k in range(tb.dof_start[j], tb.dof_start[j + 1]):
             typ = tb.dof_type[k]
             if typ == HINGE:
-                bw, s = trig[0, k], trig[1, k]
+                bw, s = half[0, k], half[1, k]
                 bx, by, bz = s * tb.dof_axis[k, 0], s * tb.dof_axis[k, 1], s * tb.dof_axis[k, 2]
             elif typ == SWING1:
                 s1, s2 = q[k], q[k + 1]

@@ -156,7 +156,6 @@ def frame_precision(
     prior: np.ndarray,
     mom: np.ndarray,
     xi: np.ndarray,
-    f: np.ndarray,
     hd: np.ndarray,
     hc: np.ndarray,
     hr: np.ndarray,
@@ -178,13 +177,13 @@ def frame_precision(
         Residuals and effective (robust) weights at that pose.
     prior : (N,)
         The neutral prior's diagonal.
-    mom, xi, f, hd, hc, hr, g, zd, zc, zr : scratch
+    mom, xi, hd, hc, hr, g, zd, zc, zr : scratch
     information, inverse : (n_state,) out
         As :func:`precision_of`'s.
     moments : (3,) out
         ``sum w |r|^2``, ``sum w`` and the number of observed residual rows.
     """
-    assemble(tb, pos, axes, pivots, root_pos, res, weff, mom, xi, f, hd, hc, hr, g)
+    assemble(tb, pos, axes, pivots, root_pos, res, weff, mom, xi, hd, hc, hr, g)
     wr2 = 0.0
     wsum = 0.0
     rows = 0.0
