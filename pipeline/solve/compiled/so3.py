@@ -91,7 +91,7 @@ def matmul3(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
             out[i, j] = a0 * b[0, j] + a1 * b[1, j] + a2 * b[2, j]
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def quat_to_matrix(q: np.ndarray, out: np.ndarray) -> None:
     """Rotation matrix of the wxyz quaternion ``q`` (normalized here)."""
     n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
@@ -109,7 +109,7 @@ def quat_to_matrix(q: np.ndarray, out: np.ndarray) -> None:
     out[2, 2] = 1.0 - 2.0 * (x * x + y * y)
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def quat_from_rotvec_times(v: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
     """``normalize(quat(v) * q)``: the world-frame increment ``exp(v)`` applied to ``q``."""
     t = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
