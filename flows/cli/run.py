@@ -78,7 +78,7 @@ def print_summary(summary: Any) -> None:
 def _compile_kernels() -> None:
     """Compile the solver's kernels here, once, before any timed work (numba caches them).
 
-    The first run on a machine compiles for about a minute (and says so); later runs, and the
+    The first run on a machine compiles for 1-2 minutes (and says so); later runs, and the
     Dask workers (a preload plugin), load the cached kernels in well under a second.
     """
     from pipeline.solve.compiled import warm_up

@@ -33,7 +33,7 @@ class QuietWorkerLogs(WorkerPlugin):
 class SolverPreload(WorkerPlugin):
     """Load (or compile) the compiled solver's kernels on a worker when it starts.
 
-    Otherwise every worker pays about 0.5 s (about a minute in a fresh environment) inside its first
+    Otherwise every worker pays about 0.5 s (1-2 minutes in a fresh environment) inside its first
     fit task (:func:`pipeline.solve.compiled.warm_up`).
     """
 

@@ -7,8 +7,8 @@ at a time in compiled loops: forward kinematics joint by joint (``forward``), th
 equations from subtree moments and a leaves-first factorization of the tree-sparse normal
 matrix (``normal``), pose updates and diagnostics (``pose``), the iteration loop
 (``frames``), with the kernel's inputs, settings, scratch and outputs as named bundles
-(``bundles``). Kernels compile on first use (about a minute on 2 cores in a fresh
-environment) and are cached on disk (numba's ``cache=True``), so later processes load
+(``bundles``). Kernels compile on first use (about a minute and a half on 2 cores in
+a fresh environment) and are cached on disk (numba's ``cache=True``), so later processes load
 them (about 0.5 s);
 :func:`warm_up` does either up front, outside any timed region: once at start-up and on
 every dask worker when a cluster starts (``pipeline.cluster.plugins.SolverPreload``).
@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 #: What :func:`warm_up` says before it compiles or loads the kernels.
 WARM_UP_MESSAGE = (
-    "kinefit: preparing the compiled solver (compiled once, about a minute; later loaded in 0.5 s)"
+    "kinefit: preparing the compiled solver (compiled once, 1-2 minutes; later loaded in 0.5 s)"
 )
 
 
