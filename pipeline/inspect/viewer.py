@@ -4,7 +4,8 @@ Left, a rotatable 3D scene: the fitted skeleton of each individual (coloured pol
 through the joints), the observed keypoints (black crosses), keypoints missing at that
 frame (grey open circles), keypoints whose residual is large (red open circles) and joints
 with a DOF held at a limit (orange diamonds). Right, the joint's angle trajectories (a menu
-picks the joint; uncertainty bands when the fit has ``dof_std``; limits dashed; grey
+picks the joint; uncertainty bands when the fit has ``dof_std``, the y-range set by the
+trajectories and a band reaching past it clipped, triangles on its edge; limits dashed; grey
 spans over the gaps, frames without keypoint evidence) and the RMS error, each with a time
 cursor that follows the 3D frame. Play/pause at three speeds and a frame slider drive
 both. Long sessions are decimated (:func:`viewer_frames`); the rule is written under the
@@ -129,8 +130,9 @@ def _joint_menu(
     shown: str,
     joints: list[str],
     shapes: dict[str, list[dict]],
+    ranges: dict[str, list[float] | None],
 ) -> dict:
-    """The menu picking the joint whose angles the panel shows (traces and gap shapes)."""
+    """The menu picking the joint whose angles the panel shows (traces, gaps, y-range)."""
     buttons = []
     for name in groups:
         visible = [True] * n_fixed + [g == name for g in joints]
@@ -139,7 +141,14 @@ def _joint_menu(
             {
                 "label": name,
                 "method": "update",
-                "args": [{"visible": visible}, {"yaxis.title.text": units, "shapes": shapes[name]}],
+                "args": [
+                    {"visible": visible},
+                    {
+                        "yaxis.title.text": units,
+                        "shapes": shapes[name],
+                        **{f"yaxis.{k}": v for k, v in _y_range(ranges.get(name)).items()},
+                    },
+                ],
             }
         )
     return {
@@ -234,7 +243,7 @@ def viewer_spec(
     fixed = traces + [cursor_a, cursor_e, *err]
     n_dynamic = len(traces)
     shapes, never = gap_shapes(ds, angles, groups, individuals, plan)
-    atraces, joints = angle_traces(ds, angles, groups, individuals, shown, never)
+    atraces, joints, ranges = angle_traces(ds, angles, groups, individuals, shown, never)
     for f, k in enumerate(kept):
         tk = float(t[k])
         frame_data[f] += [{"type": "scatter", "x": [tk, tk]}] * 2
@@ -293,7 +302,11 @@ def viewer_spec(
             },
         },
         xaxis={"domain": [0.6, 1.0], "anchor": "y", "matches": "x2", "showticklabels": False},
-        yaxis={"domain": [0.45, 1.0], "title": {"text": _units(angles, groups, shown)}},
+        yaxis={
+            "domain": [0.45, 1.0],
+            "title": {"text": _units(angles, groups, shown)},
+            **_y_range(ranges.get(shown)),
+        },
         xaxis2={"domain": [0.6, 1.0], "anchor": "y2", "title": {"text": f"time ({t_unit})"}},
         yaxis2={"domain": [0.0, 0.35], "title": {"text": f"RMS error ({unit})"}},
         yaxis3={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
@@ -314,7 +327,11 @@ def viewer_spec(
         ],
         shapes=shapes.get(shown, []) if shown is not None else [],
         updatemenus=[_play_buttons(durations)]
-        + ([_joint_menu(angles, groups, len(fixed), shown, joints, shapes)] if groups else []),
+        + (
+            [_joint_menu(angles, groups, len(fixed), shown, joints, shapes, ranges)]
+            if groups
+            else []
+        ),
         meta={"kinefit_viewer": {"frames": kept.tolist(), "step": step, "note": note}},
     )
     return {"data": fixed + atraces, "layout": layout, "frames": frames}
@@ -334,6 +351,13 @@ def viewer_figure(fit: xr.Dataset, observed: xr.DataArray | None = None, **optio
     """
     fig = go.Figure(viewer_spec(fit, observed, **options))
     return fig.update_layout(template="none")  # plotly.py would apply its default one
+
+
+def _y_range(extent: list[float] | None) -> dict:
+    """The angle axis's range: the joint's trajectories' (bands clipped), else autorange."""
+    if extent is None:
+        return {"autorange": True}
+    return {"range": extent, "autorange": False}
 
 
 def _units(angles: AngleSet, groups: dict[str, list[int]], shown: str | None) -> str:

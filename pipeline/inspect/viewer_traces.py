@@ -12,8 +12,8 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import AngleSet, evidence_gaps
-from pipeline.inspect.plots.angles import GAP_LABEL, gap_spans, panel_gaps
+from pipeline.inspect.angles import BAND_FLOOR_DEG, AngleSet, band_axis, clip_band, evidence_gaps
+from pipeline.inspect.plots.angles import CLIP_LABEL, GAP_LABEL, gap_spans, panel_gaps
 from pipeline.inspect.plots.common import MAX_TIME_POINTS, bin_time, color
 from pipeline.inspect.viewer_data import SessionFrames, typed
 
@@ -234,7 +234,7 @@ def angle_traces(
     individuals: list[str],
     shown: str | None,
     never: dict[int, list[str]] | None = None,
-) -> tuple[list[dict], list[str]]:
+) -> tuple[list[dict], list[str], dict[str, list[float] | None]]:
     """The angle panel's traces (lines, std bands, limits, at-limit ticks) and their joint.
 
     ``never`` (angle index -> individuals, :func:`gap_shapes`) marks the angles without
@@ -243,9 +243,15 @@ def angle_traces(
     Returns
     -------
     traces : list of dict
-        Only the ``shown`` joint's traces are visible; the joint menu switches.
+        Only the ``shown`` joint's traces are visible; the joint menu switches. A band
+        reaching past its joint's y-range is clipped to it, with triangles on the range's
+        edge where it was (``meta`` ``{"kinefit": "angle_std_clipped"}``, in the legend
+        as :data:`~pipeline.inspect.plots.angles.CLIP_LABEL` with the largest SD).
     joints : list of str
         The joint of each trace, in order.
+    ranges : dict
+        Joint -> its y-range ``[low, high]``, set by its trajectories
+        (:func:`~pipeline.inspect.angles.band_axis`); None without a finite value.
     """
     t = np.asarray(bin_time(ds["time"], "min")[0].values, dtype=float)
     span = [float(t[0]), float(t[-1])] if len(t) else [0.0, 1.0]
@@ -259,8 +265,16 @@ def angle_traces(
         if angles.variable == "dof_value" and "limit_active" in ds.data_vars:
             la = ds["limit_active"].sel(individual=ind).transpose("time", "dof").astype(float)
             active[ind] = np.asarray(bin_time(la, "max")[0].values) > 0
-    traces, joints = [], []
+    traces, joints, ranges = [], [], {}
     for group, members in groups.items():
+        pairs = [(a, ind) for a in members for ind in individuals]
+        axis = band_axis(
+            [values[ind][:, a] for a, ind in pairs],
+            [stds[ind][:, a] if ind in stds else None for a, ind in pairs],
+            [b for a in members for b in angles.limits.get(angles.names[a], ())],
+            floor=BAND_FLOOR_DEG if all(angles.units[a] == "deg" for a in members) else 0.0,
+        )
+        ranges[group] = None if axis is None else [float(axis[0]), float(axis[1])]
         for j, a in enumerate(members):
             name, tint = angles.names[a], color(j)
             for i, ind in enumerate(individuals):
@@ -268,7 +282,11 @@ def angle_traces(
                 label = name if len(individuals) == 1 else f"{name} ({ind})"
                 common = {"xaxis": "x", "yaxis": "y", "visible": group == shown}
                 if ind in stds:
-                    lo, hi = y - stds[ind][:, a], y + stds[ind][:, a]
+                    sd = stds[ind][:, a]
+                    if axis is None:
+                        lo, hi, below, above = y - sd, y + sd, np.zeros(0), np.zeros(0)
+                    else:
+                        lo, hi, below, above = clip_band(y, sd, *axis)
                     traces.append(
                         {
                             "type": "scatter",
@@ -285,6 +303,40 @@ def angle_traces(
                         }
                     )
                     joints.append(group)
+                    up, down = np.asarray(above, bool), np.asarray(below, bool)
+                    if up.any() or down.any():
+                        unit = angles.units[a]
+                        worst = float(np.nanmax(sd[up | down]))
+                        n_up, n_down = int(up.sum()), int(down.sum())
+                        traces.append(
+                            {
+                                "type": "scatter",
+                                "mode": "markers",
+                                "x": typed(np.r_[t[up], t[down]]),
+                                "y": typed(np.r_[np.full(n_up, axis[1]), np.full(n_down, axis[0])]),
+                                "customdata": np.r_[sd[up], sd[down]].tolist(),
+                                "marker": {
+                                    "symbol": ["triangle-up"] * n_up + ["triangle-down"] * n_down,
+                                    "color": tint,
+                                    "size": 7,
+                                },
+                                "cliponaxis": False,
+                                "name": f"{label}: {CLIP_LABEL} (SD up to {worst:.3g} {unit})",
+                                "hovertemplate": "SD %{customdata:.3g} "
+                                + unit
+                                + " (band clipped)<extra>"
+                                + label
+                                + "</extra>",
+                                "meta": {
+                                    "kinefit": "angle_std_clipped",
+                                    "angle": name,
+                                    "individual": ind,
+                                    "max_std": worst,
+                                },
+                                **common,
+                            }
+                        )
+                        joints.append(group)
                 blind = " (never observed)" if ind in (never or {}).get(a, ()) else ""
                 traces.append(
                     {
@@ -340,4 +392,4 @@ def angle_traces(
                     }
                 )
                 joints.append(group)
-    return traces, joints
+    return traces, joints, ranges

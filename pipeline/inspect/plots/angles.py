@@ -1,5 +1,11 @@
 """Angle trajectories for scientists: named angles in degrees, grouped by joint, +-1 SD bands.
 
+The trajectories set each panel's y-axis (with the limits they come near); a band stays in
+view as far as the trajectories' range beyond them (:func:`~pipeline.inspect.angles.band_axis`),
+and one reaching further (near-singular geometry: a standard deviation of hundreds of degrees) is
+clipped to the axis, with triangles on the axis edge where it was and a note of its largest
+standard deviation in the panel (:data:`CLIP_LABEL` in the legend).
+
 Behind the trajectories, light grey spans shade their gaps: the frames where no keypoint
 constrained an angle of the panel (:func:`~pipeline.inspect.angles.evidence_gaps`), so the
 motion model bridged it or the prior held it. An angle without keypoint evidence in any
@@ -19,14 +25,25 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import angle_set, evidence_gaps, gap_runs, with_named_angles
+from pipeline.inspect.angles import (
+    BAND_FLOOR_DEG,
+    angle_set,
+    band_axis,
+    clip_band,
+    evidence_gaps,
+    gap_runs,
+    with_named_angles,
+)
 from pipeline.inspect.plots.common import bin_time, binned_note, panel_grid, time_label
 from pipeline.inspect.validate import InspectError, pick_individuals, pick_time
 
 __all__ = [
+    "CLIP_GID",
+    "CLIP_LABEL",
     "GAP_LABEL",
     "GAP_STYLE",
     "MAX_GAP_SPANS",
+    "clip_note",
     "gap_spans",
     "never_note",
     "panel_gaps",
@@ -42,6 +59,16 @@ GAP_LABEL = "no keypoint evidence (gap)"
 #: Most shaded gap spans per panel; more runs are coarsened (a span covers each block of
 #: frames holding a gap frame).
 MAX_GAP_SPANS = 200
+#: Legend entry of the markers where a +-1 SD band runs past the axis.
+CLIP_LABEL = "±1 SD clipped at the axis"
+#: ``gid`` of a panel's clipping cues (edge markers and note).
+CLIP_GID = "band_clipped"
+
+
+def clip_note(worst: dict[str, float]) -> str:
+    """A panel's note of its clipped bands: ``"±1 SD clipped (SD up to 400 deg)"``."""
+    sizes = ", ".join(f"{value:.3g} {unit}" for unit, value in worst.items())
+    return f"±1 SD clipped (SD up to {sizes})"
 
 
 def plot_angle_trajectories(
@@ -115,11 +142,21 @@ def plot_angle_trajectories(
     ncols = max(1, min(ncols, len(groups)))
     nrows = math.ceil(len(groups) / ncols)
     fig, axes = panel_grid(nrows, ncols, panel=(3.4, 2.0), top=0.7, bottom=1.0, sharex=True)
+    clipped_any = False
     for ax, (joint, members) in zip(axes, groups.items(), strict=False):
         shade, never = panel_gaps(gaps, members)
         for x0, x1 in gap_spans(frame_t, shade) if shade is not None else []:
             ax.axvspan(x0, x1, zorder=0, **GAP_STYLE)
             shaded = True
+        pairs = [(a, ind) for a in members for ind in individuals]
+        bounds = [b for a in members for b in angles.limits.get(angles.names[a], ())]
+        axis = band_axis(
+            [lines[ind][:, a] for a, ind in pairs],
+            [bands[ind][:, a] if ind in bands else None for a, ind in pairs],
+            bounds,
+            floor=BAND_FLOOR_DEG if all(angles.units[a] == "deg" for a in members) else 0.0,
+        )
+        worst = {}  # unit -> the largest SD of a clipped band
         for j, a in enumerate(members):
             tint = _TINTS[j % len(_TINTS)]
             for i, ind in enumerate(individuals):
@@ -127,7 +164,27 @@ def plot_angle_trajectories(
                 ax.plot(t, y, color=tint, lw=1.0, ls=_DASHES[i % len(_DASHES)])
                 if ind in bands:
                     sd = bands[ind][:, a]
-                    ax.fill_between(t, y - sd, y + sd, color=tint, alpha=0.2, lw=0)
+                    if axis is None:
+                        lower, upper, below, above = y - sd, y + sd, [], []
+                    else:
+                        lower, upper, below, above = clip_band(y, sd, *axis)
+                    ax.fill_between(t, lower, upper, color=tint, alpha=0.2, lw=0)
+                    for edge, hit, marker in ((0, below, "v"), (1, above, "^")):
+                        if np.any(hit):
+                            ax.plot(
+                                t[hit],
+                                np.full(int(np.sum(hit)), axis[edge]),
+                                ls="",
+                                marker=marker,
+                                ms=3.5,
+                                color=tint,
+                                clip_on=False,
+                                gid=CLIP_GID,
+                            )
+                    if np.any(below) or np.any(above):
+                        unit = angles.units[a]
+                        top = float(np.nanmax(sd[np.asarray(below) | np.asarray(above)]))
+                        worst[unit] = max(worst.get(unit, 0.0), top)
                 if ind in ticks and ticks[ind][:, a].any():
                     hit = ticks[ind][:, a]
                     ax.plot(t[hit], y[hit], "|", color="#d62728", ms=6, mew=1.2)
@@ -135,6 +192,22 @@ def plot_angle_trajectories(
             for bound in (lo, hi):
                 if np.isfinite(bound):
                     ax.axhline(bound, color=tint, lw=0.8, ls="--", alpha=0.7)
+        if axis is not None:
+            ax.set_ylim(*axis)
+        if worst:
+            clipped_any = True
+            ax.text(
+                0.01,
+                0.02,
+                clip_note(worst),
+                transform=ax.transAxes,
+                fontsize=6.5,
+                color="0.2",
+                ha="left",
+                va="bottom",
+                bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.75, "pad": 1.0},
+                gid=CLIP_GID,
+            )
         short = [angles.names[a].split("/", 1)[-1] for a in members]
         units = sorted({angles.units[a] for a in members})
         # the legend names the angles; a joint none of whose angles is ever observed says so
@@ -176,6 +249,8 @@ def plot_angle_trajectories(
     handles.append(Line2D([], [], color="0.3", lw=0.8, ls="--", label="limit"))
     if bands:
         handles.append(Patch(color="0.3", alpha=0.2, label="±1 SD"))
+    if clipped_any:
+        handles.append(Line2D([], [], ls="", marker="^", ms=4, color="0.3", label=CLIP_LABEL))
     if any(v.any() for v in ticks.values()):
         handles.append(Line2D([], [], ls="", marker="|", color="#d62728", label="held at limit"))
     if shaded:
