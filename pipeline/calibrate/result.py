@@ -11,10 +11,16 @@ where it came from. The record's layout::
      "sessions": [{"name": ..., "individual": ..., "frames": [..]}, ...],
      "rms_before": 0.042, "rms_after": 0.0048,         # mean keypoint RMS, plan units
      "global_scale": {"value": 1.08, "std": 0.0003},
-     "segments": [{"joint", "group", "template_length", "length", "scale", "scale_std",
-                   "observed"}, ...],
+     "segments": [{"joint", "group", "template_length", "template_offset", "length",
+                   "scale", "scale_std", "observed"}, ...],
      "markers": [{"joint", "offset", "template_offset", "std"}, ...],
      "session_scales": {"<session>": 1.002, ...}}
+
+The template's offsets (``template_offset`` of segments and markers) are kept at full
+float64 precision (:func:`exact_floats`), so the template can be rebuilt from the
+calibrated plan and the record bit for bit and checked against ``template_sha256``; the
+fitted numbers are rounded to 12 significant digits (:func:`as_floats`). Records written
+before segments had a ``template_offset`` (and with rounded marker ones) still load.
 """
 
 from __future__ import annotations
@@ -138,3 +144,8 @@ def summary_rows(calibration: Calibration) -> list[tuple[str, float, float]]:
 def as_floats(values: np.ndarray) -> list[float]:
     """A JSON-safe list of floats (rounded to 12 significant digits)."""
     return [float(f"{v:.12g}") for v in np.asarray(values, dtype=float).ravel()]
+
+
+def exact_floats(values: np.ndarray) -> list[float]:
+    """A list of floats at full float64 precision (JSON writes them back exactly)."""
+    return [float(v) for v in np.asarray(values, dtype=float).ravel()]

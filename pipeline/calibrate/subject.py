@@ -22,7 +22,7 @@ from pipeline.bodyplan.io import body_plan_sha256
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.calibrate.frames import choose_frames
 from pipeline.calibrate.params import CalibrationSpec, Parameters, resolve
-from pipeline.calibrate.result import FORMAT, Calibration, as_floats
+from pipeline.calibrate.result import FORMAT, Calibration, as_floats, exact_floats
 from pipeline.calibrate.solve import METHODS, ShapeSolution, solve_shape
 from pipeline.errors import CalibrationError
 from pipeline.provenance.fingerprint import kinefit_version
@@ -170,6 +170,7 @@ def _segments(params: Parameters, sol: ShapeSolution, plan: BodyPlan) -> list[di
                 "joint": plan.joint_names[j],
                 "group": params.group_names[grp] if grp >= 0 else None,
                 "template_length": float(np.linalg.norm(t[j])),
+                "template_offset": exact_floats(t[j]),
                 "length": float(np.linalg.norm(plan.joints[j].offset_pos)),
                 "scale": float(scales[j]),
                 "scale_std": float(np.sqrt(max(var, 0.0))),
@@ -294,7 +295,7 @@ def _record(params, sol, calibrated, sessions, frames, config, identity) -> dict
         {
             "joint": params.template.joint_names[m],
             "offset": as_floats(calibrated.joints[m].offset_pos),
-            "template_offset": as_floats(params.template.joints[m].offset_pos),
+            "template_offset": exact_floats(params.template.joints[m].offset_pos),
             "std": as_floats(std[first + 3 * i : first + 3 * i + 3]),
         }
         for i, m in enumerate(params.markers)

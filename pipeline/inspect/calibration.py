@@ -28,6 +28,13 @@ from pipeline.inspect.plots.common import new_figure
 __all__ = ["calibration_section", "identity_html"]
 
 
+def _vector(value) -> str:
+    """A marker table's cell: a vector at 6 significant digits (the record keeps more)."""
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(f"{float(v):.6g}" for v in value) + "]"
+    return html.format_value(value)
+
+
 def _scales_figure(cal: Calibration):
     segments = [s for s in cal.record["segments"] if s["group"] is not None]
     fig = new_figure(7, 0.22 * len(segments) + 1.2)
@@ -121,13 +128,14 @@ def identity_html(cal: Calibration, templates: Iterable[BodyPlan] = ()) -> str:
     out.append(_bodies_html(cal, identity, list(templates)))
     out.append(html.figure(_scales_figure(cal), "Segment scales.", alt="segment scales"))
     table = pd.DataFrame(rec["segments"]).set_index("joint")
-    out.append(html.table(table.drop(columns=["group"])))
+    out.append(html.table(table.drop(columns=["group", "template_offset"], errors="ignore")))
     scales = rec.get("session_scales") or {}
     if scales:
         rows = pd.DataFrame({"scale against the calibrated body": scales}).rename_axis("session")
         out.append(html.table(rows))
     if rec.get("markers"):
-        out.append(html.table(pd.DataFrame(rec["markers"]).set_index("joint")))
+        markers = pd.DataFrame(rec["markers"]).set_index("joint")
+        out.append(html.table(markers, dict.fromkeys(markers.columns, _vector)))
     return "".join(out)
 
 

@@ -11,14 +11,17 @@ half-written report never appears under ``out``).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
 import xarray as xr
 
+from pipeline.bodyplan.model import BodyPlan
+from pipeline.errors import KinefitError
 from pipeline.inspect import html
 from pipeline.inspect.archive import FitArchive, open_archive
 from pipeline.inspect.calibration import calibration_section
@@ -34,7 +37,7 @@ from pipeline.inspect.sections import (
     session_sections,
 )
 from pipeline.inspect.tables import provenance, summary_table, worst_frames
-from pipeline.inspect.validate import time_unit
+from pipeline.inspect.validate import body_plan_of, time_unit
 from pipeline.store.atomic import check_writable
 from pipeline.store.fit import open_fit
 
@@ -95,6 +98,31 @@ def session_report_html(
     return html.page(title, generated_note() + nav(sections) + body, interactive=True)
 
 
+def _run_plans(
+    archive: Mapping[str, xr.Dataset], templates: Iterable[BodyPlan] = ()
+) -> Iterator[BodyPlan]:
+    """``templates``, then each distinct body plan the archive's fits were made with.
+
+    The candidate templates of the calibration section: a session fitted with the template
+    (one of several identities, or a run without calibration) stores it in its attrs. A
+    stored plan that cannot be read is skipped (the provenance table says so). Each is
+    named after the first fit that stores it (for the caption).
+    """
+    yield from templates
+    seen = set()
+    for session, fit in archive.items():
+        key = fit.attrs.get("body_plan_sha256") or fit.attrs.get("body_plan")
+        if not key or key in seen:
+            continue
+        seen.add(key)
+        try:
+            plan = body_plan_of(fit)
+        except (KinefitError, ValueError):
+            continue
+        if plan is not None:
+            yield dataclasses.replace(plan, source=f"stored with the fit {session}")
+
+
 def archive_report_html(
     archive: FitArchive | Mapping[str, xr.Dataset],
     *,
@@ -102,6 +130,7 @@ def archive_report_html(
     worst: int = 20,
     detailed: int = DETAILED_SESSIONS,
     observed: bool = True,
+    templates: Iterable[BodyPlan] = (),
 ) -> str:
     """The HTML report of an archive: overview, worst frames, provenance, session details.
 
@@ -117,6 +146,10 @@ def archive_report_html(
         error (the others stay in the tables).
     observed : bool
         Open each detailed session's tracks store for the observed keypoints.
+    templates : iterable of BodyPlan
+        The run's template body plan(s), if the caller knows them: the calibration
+        section checks each calibration's template against these and against the plans
+        the fits were made with (by sha256) before rebuilding it from the record.
 
     Returns
     -------
@@ -213,7 +246,10 @@ def archive_report_html(
         html.section("truth", "Against the known truth", truth_html) if truth_html else "",
         html.section("worst-frames", f"Worst frames (top {worst} across sessions)", worst_html),
         html.section("provenance", "Provenance", prov_html),
-        calibration_section(Path(root).parent / "calibrations" if root else None),
+        calibration_section(
+            Path(root).parent / "calibrations" if root else None,
+            _run_plans(archive, templates),
+        ),
         html.section("sessions", "Sessions", "".join(details)),
     ]
     return html.page(title, "".join(body), interactive=bool(chosen))
@@ -283,6 +319,7 @@ def write_archive_report(
     worst: int = 20,
     detailed: int = DETAILED_SESSIONS,
     observed: bool = True,
+    templates: Iterable[BodyPlan] = (),
 ) -> Path:
     """Write the HTML report of every fit under ``fits_root`` (the reprocess flow's report).
 
@@ -300,6 +337,9 @@ def write_archive_report(
         Sessions given their full plots (the worst by RMS error when there are more).
     observed : bool
         Draw the observed keypoints (opens each detailed session's tracks store).
+    templates : iterable of BodyPlan
+        The run's template body plan(s), for the calibration section
+        (:func:`archive_report_html`).
 
     Returns
     -------
@@ -316,6 +356,11 @@ def write_archive_report(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         text = archive_report_html(
-            archive, title=title, worst=worst, detailed=detailed, observed=observed
+            archive,
+            title=title,
+            worst=worst,
+            detailed=detailed,
+            observed=observed,
+            templates=templates,
         )
     return _write(text, out)

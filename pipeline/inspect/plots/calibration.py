@@ -2,10 +2,12 @@
 
 A stored calibration (:class:`pipeline.calibrate.result.Calibration`) holds the calibrated
 plan and, of its template, only the sha256 plus what calibration changed: every segment's
-template length and scale, and every marker's template offset. Calibration changes
-nothing but joint offsets, so :func:`rebuild_template` gets the template's geometry back
-from those (and checks the rebuilt plan against the recorded sha256); a template given
-by the caller is used instead when its sha256 matches. :func:`calibration_bodies` computes
+template length, offset and scale, and every marker's template offset (the offsets at full
+precision). Calibration changes nothing but joint offsets, so :func:`rebuild_template`
+gets the template back from those, bit for bit (and :func:`find_template` checks the
+rebuilt plan against the recorded sha256; a record from before the offsets were kept
+exactly may not verify, and is then said to be unverified); a template given by the
+caller is used instead when its sha256 matches. :func:`calibration_bodies` computes
 both bodies' neutral-pose keypoints, :func:`plot_calibration_bodies` draws them.
 """
 
@@ -93,16 +95,18 @@ def _snap(value: float) -> float:
 def rebuild_template(cal: Calibration, *, snap: bool = False) -> BodyPlan:
     """The template's geometry from a calibration record.
 
-    Every segment's offset is the calibrated one divided by its recorded scale, every
-    marker's is its recorded ``template_offset``; every other joint is unchanged by
-    calibration (the root, zero offsets).
+    Every segment's and marker's offset is its recorded ``template_offset`` (full
+    precision, so the rebuilt plan is the template bit for bit); a segment of an older
+    record without one gets the calibrated offset divided by its recorded scale. Every
+    other joint is unchanged by calibration (the root, zero offsets).
 
     Parameters
     ----------
     cal : Calibration
     snap : bool
-        Replace each rebuilt segment offset by the shortest decimal within 4 ulp of it
-        (recovers a template written in short decimals exactly, for its sha256).
+        Replace each segment offset divided out of the calibrated one (records without a
+        segment ``template_offset``) by the shortest decimal within 4 ulp of it (recovers
+        a template written in short decimals exactly, for its sha256).
 
     Returns
     -------
@@ -114,7 +118,8 @@ def rebuild_template(cal: Calibration, *, snap: bool = False) -> BodyPlan:
     ------
     CalibrationError
         The record names a joint the plan lacks, a scale of 0 or not finite, or a segment
-        whose calibrated length is not its scale times its template length.
+        whose calibrated length (offset) is not its scale times its template length
+        (offset).
     """
     plan = cal.plan
     index = {n: i for i, n in enumerate(plan.joint_names)}
@@ -128,12 +133,24 @@ def rebuild_template(cal: Calibration, *, snap: bool = False) -> BodyPlan:
         if not math.isfinite(scale) or scale == 0:
             raise CalibrationError(f"segment {s['joint']!r} has scale {scale}")
         offsets[j] = offsets[j] / scale
-        snapped[j] = snap
         if not math.isclose(float(np.linalg.norm(offsets[j])), length, rel_tol=1e-6):
             raise CalibrationError(
                 f"segment {s['joint']!r}: the calibrated length over the scale is not the "
                 "recorded template length"
             )
+        exact = s.get("template_offset")
+        if exact is None:  # a record from before segments kept their template offset
+            snapped[j] = snap
+            continue
+        if len(exact) != 3:
+            raise CalibrationError(f"the record's segment {s['joint']!r} is not usable")
+        exact = np.asarray(exact, dtype=float)
+        if np.linalg.norm(offsets[j] - exact) > 1e-6 * length:
+            raise CalibrationError(
+                f"segment {s['joint']!r}: the calibrated offset over the scale is not the "
+                "recorded template offset"
+            )
+        offsets[j] = exact
     for m in cal.record.get("markers") or ():
         if m.get("joint") not in index or len(m.get("template_offset") or ()) != 3:
             raise CalibrationError(f"the record's marker {m.get('joint')!r} is not usable")

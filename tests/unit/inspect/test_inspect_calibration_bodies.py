@@ -1,7 +1,9 @@
 """The report draws each identity's template and calibrated body on one scale (issue 16).
 
 One real calibration of a synthetic subject (the mannequin scaled by 1.08 overall and up
-to 15 % per symmetric group, markers moved 2-5 % of its size) is shared by the tests.
+to 15 % per symmetric group, markers moved 2-5 % of its size) is shared by the tests; one
+of the fly (whose claw offsets have 16-17 significant digits) checks that the template
+rebuilt from the record is the template bit for bit, and the archive report's section.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import numpy as np
 import pytest
 from matplotlib.collections import LineCollection
 
-from pipeline.bodyplan.io import body_plan_sha256
+from pipeline.bodyplan import load_body_plan
+from pipeline.bodyplan.io import body_plan_sha256, body_plan_to_dict
 from pipeline.calibrate import CalibrationConfig, calibrate
 from pipeline.calibrate.result import load_calibration
 from pipeline.errors import CalibrationError
+from pipeline.inspect.archive import open_archive
 from pipeline.inspect.calibration import calibration_section, identity_html
 from pipeline.inspect.plots.calibration import (
     calibration_bodies,
@@ -24,9 +28,12 @@ from pipeline.inspect.plots.calibration import (
     plot_calibration_bodies,
     rebuild_template,
 )
-from tests.unit.calibrate.subjects import make_subject, mannequin_template, render
+from pipeline.inspect.report import archive_report_html
+from tests.unit.calibrate.subjects import fly_template, make_subject, mannequin_template, render
 
 ALT = 'alt="template and calibrated body of mouse1"'
+VERIFIED = "Template: rebuilt from the calibration record; its sha256 matches"
+UNVERIFIED = "not a verified copy"
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +50,104 @@ def calibrated():
     return template, cal
 
 
+def _calibrate_fly(template, seed=17):
+    rng = np.random.default_rng(seed)
+    subject, _, _ = make_subject(template, rng, scale=0.95)
+    tracks = render(subject, rng, n_frames=200, up="z", unit="mm").tracks
+    return calibrate(template, tracks, CalibrationConfig(n_frames=150), identity="fly1")
+
+
+def _long(values) -> bool:
+    """Whether any value needs more than 12 significant digits."""
+    return any(float(f"{v:.12g}") != v for v in values)
+
+
+@pytest.fixture(scope="module")
+def fly_calibrated(tmp_path_factory):
+    # through a file, as a run loads its template (the helper's quaternions are ints)
+    template = load_body_plan(body_plan_to_dict(fly_template()))
+    stored = _calibrate_fly(template)
+    cal = load_calibration(stored.save(tmp_path_factory.mktemp("fly") / "fly1.json"))
+    return template, cal
+
+
+def _old_style(cal):
+    """The record as written before the template offsets were kept exactly."""
+    segments = [
+        {k: v for k, v in s.items() if k != "template_offset"} for s in cal.record["segments"]
+    ]
+    markers = [
+        {**m, "template_offset": [float(f"{v:.12g}") for v in m["template_offset"]]}
+        for m in cal.record["markers"]
+    ]
+    return cal.with_record(segments=segments, markers=markers)
+
+
+def test_the_record_keeps_the_template_offsets_exactly(fly_calibrated):
+    template, cal = fly_calibrated
+    offsets = {j.name: list(j.offset_pos) for j in template.joints}
+    kept = [*cal.record["segments"], *cal.record["markers"]]
+    assert {k["joint"] for k in kept} >= {"lf_claw", "rh_claw", "lf_tibia_marker"}
+    for k in kept:
+        assert k["template_offset"] == offsets[k["joint"]]
+    assert _long(v for k in kept for v in k["template_offset"])  # not 12-digit safe
+
+
+def test_a_many_digit_template_is_rebuilt_bit_for_bit_and_verified(fly_calibrated):
+    template, cal = fly_calibrated
+    rebuilt, source = find_template(cal)
+    assert source == "rebuilt from the calibration record; its sha256 matches the recorded one"
+    assert body_plan_sha256(rebuilt) == cal.record["template_sha256"]
+    assert body_plan_sha256(rebuilt) == body_plan_sha256(template)
+    assert [j.offset_pos for j in rebuilt.joints] == [j.offset_pos for j in template.joints]
+    text = identity_html(cal)
+    assert 'alt="template and calibrated body of fly1"' in text and VERIFIED in text
+
+
+def test_an_old_record_still_opens_and_is_honestly_unverified(fly_calibrated, calibrated):
+    _, fly = fly_calibrated
+    old = _old_style(fly)  # the claws' 17-digit offsets cannot come back from offset / scale
+    _, source = find_template(old)
+    assert source.startswith("rebuilt from the calibration record's template lengths")
+    text = identity_html(old)
+    assert 'alt="template and calibrated body of fly1"' in text and UNVERIFIED in text
+    # a template of short decimals still verifies from an old record (the snapped path)
+    template, mouse = calibrated
+    rebuilt, source = find_template(_old_style(mouse))
+    assert "sha256 matches" in source and body_plan_sha256(rebuilt) == body_plan_sha256(template)
+
+
+def test_a_segment_offset_that_contradicts_the_calibrated_plan_is_refused(fly_calibrated):
+    _, cal = fly_calibrated
+    segments = [dict(s) for s in cal.record["segments"]]
+    x, y, z = segments[0]["template_offset"]
+    segments[0]["template_offset"] = [y, x, z]  # the same length, another direction
+    with pytest.raises(CalibrationError, match="recorded template offset"):
+        rebuild_template(cal.with_record(segments=segments))
+
+
+def test_the_archive_report_checks_the_template_against_the_runs_plans(archive_copy, fly_plan_path):
+    fly = load_body_plan(fly_plan_path)  # the plan the archive's fly session was fitted with
+    _calibrate_fly(fly).save(archive_copy / "calibrations" / "fly1.json")
+    archive = open_archive(archive_copy / "fits")
+    text = archive_report_html(archive, detailed=0, observed=False)
+    section = text[text.index('id="calibration"') :]
+    assert 'alt="template and calibrated body of fly1"' in section
+    assert (
+        "Template: the plan stored with the fit lab_b/hop; its sha256 matches the recorded one"
+        in section
+    )
+    given = dataclasses.replace(fly, source="given as the run template")
+    text = archive_report_html(archive, detailed=0, observed=False, templates=[given])
+    assert "Template: the plan given as the run template; its sha256 matches" in text
+
+
 def test_section_draws_the_template_beside_the_calibrated_body(calibrated, tmp_path):
     _, cal = calibrated
     cal.save(tmp_path / "calibrations" / "mouse1.json")
     text = calibration_section(tmp_path / "calibrations")
     assert ALT in text and 'src="data:image/png;base64,' in text
-    assert "Template: rebuilt from the calibration record; its sha256 matches" in text
+    assert VERIFIED in text
     assert text.index(ALT) < text.index('alt="segment scales"')
 
 
