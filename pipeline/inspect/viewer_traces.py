@@ -12,7 +12,8 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import BAND_FLOOR_DEG, AngleSet, band_axis, clip_band, evidence_gaps
+from pipeline.inspect.angles import AngleSet, evidence_gaps
+from pipeline.inspect.bands import BAND_FLOOR_DEG, band_axis, clip_band
 from pipeline.inspect.plots.angles import CLIP_LABEL, GAP_LABEL, gap_spans, panel_gaps
 from pipeline.inspect.plots.common import MAX_TIME_POINTS, bin_time, color
 from pipeline.inspect.viewer_data import SessionFrames, typed
@@ -251,7 +252,7 @@ def angle_traces(
         The joint of each trace, in order.
     ranges : dict
         Joint -> its y-range ``[low, high]``, set by its trajectories
-        (:func:`~pipeline.inspect.angles.band_axis`); None without a finite value.
+        (:func:`~pipeline.inspect.bands.band_axis`); None without a finite value.
     """
     t = np.asarray(bin_time(ds["time"], "min")[0].values, dtype=float)
     span = [float(t[0]), float(t[-1])] if len(t) else [0.0, 1.0]

@@ -1,7 +1,7 @@
 """Angle trajectories for scientists: named angles in degrees, grouped by joint, +-1 SD bands.
 
 The trajectories set each panel's y-axis (with the limits they come near); a band stays in
-view as far as the trajectories' range beyond them (:func:`~pipeline.inspect.angles.band_axis`),
+view as far as the trajectories' range beyond them (:func:`~pipeline.inspect.bands.band_axis`),
 and one reaching further (near-singular geometry: a standard deviation of hundreds of degrees) is
 clipped to the axis, with triangles on the axis edge where it was and a note of its largest
 standard deviation in the panel (:data:`CLIP_LABEL` in the legend).
@@ -25,15 +25,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import (
-    BAND_FLOOR_DEG,
-    angle_set,
-    band_axis,
-    clip_band,
-    evidence_gaps,
-    gap_runs,
-    with_named_angles,
-)
+from pipeline.inspect.angles import angle_set, evidence_gaps, gap_runs, with_named_angles
+from pipeline.inspect.bands import BAND_FLOOR_DEG, band_axis, clip_band
 from pipeline.inspect.plots.common import bin_time, binned_note, panel_grid, time_label
 from pipeline.inspect.validate import InspectError, pick_individuals, pick_time
 

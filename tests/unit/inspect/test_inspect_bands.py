@@ -19,7 +19,8 @@ from matplotlib.text import Text
 from pipeline.bodyplan import mannequin
 from pipeline.fit import fit_session
 from pipeline.inspect import figure_png, plot_angle_trajectories
-from pipeline.inspect.angles import BAND_FLOOR_DEG, with_named_angles
+from pipeline.inspect.angles import with_named_angles
+from pipeline.inspect.bands import BAND_FLOOR_DEG
 from pipeline.inspect.plots.angles import CLIP_GID, CLIP_LABEL
 from pipeline.inspect.viewer import viewer_figure, viewer_spec
 from pipeline.inspect.viewer_data import decode
