@@ -34,7 +34,7 @@ from flows.tasks import (
 from pipeline.archive.discover import discover_sessions, session_store, tracks_sessions
 from pipeline.archive.policy import report_is_stale
 from pipeline.archive.summary import ArchiveSummary, SessionOutcome
-from pipeline.bodyplan import load_body_plan, mannequin
+from pipeline.bodyplan import load_body_plan, resolve_body_plan
 from pipeline.calibrate import CalibrationConfig
 from pipeline.calibrate.identity import archive_identities, session_plans
 from pipeline.cluster import ClusterConfig, dask_client
@@ -157,7 +157,7 @@ def fit_archive(
     """
     logger = get_run_logger()
     chunking = chunking or ChunkingConfig()
-    plan = mannequin() if body_plan == "mannequin" else load_body_plan(body_plan)
+    plan = resolve_body_plan(body_plan)
     solver_config = RunConfig(solver=solver).solver_config
     own_plans = {name: load_body_plan(path) for name, path in (plans or {}).items()}
     found = tracks_sessions(tracks_root)
@@ -224,8 +224,7 @@ def _calibrate_stage(
         except Exception as exc:  # noqa: BLE001 - ingest already reported it
             logger.warning("identities from the manifest unavailable: %s", exc)
     groups = archive_identities(tracks, individuals, per_session=settings.mode == "per_session")
-    body = config.body_plan
-    template = mannequin() if body == "mannequin" else load_body_plan(body)
+    template = resolve_body_plan(config.body_plan)
     cal_config = CalibrationConfig(
         n_frames=settings.n_frames,
         min_frames=settings.min_frames,
@@ -313,7 +312,10 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
     stale = report_is_stale(fitted, outputs.report_path)  # nothing new: keep the report
     if outputs.write_report and stale and any(o.status != "failed" for o in outcomes):
         report = report_task(
-            str(outputs.fits_dir), str(outputs.report_path), outputs.report_detailed
+            str(outputs.fits_dir),
+            str(outputs.report_path),
+            outputs.report_detailed,
+            body_plan=config.body_plan,
         )
     elif outputs.write_report and outputs.report_path.exists():
         report = str(outputs.report_path)

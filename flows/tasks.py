@@ -21,7 +21,7 @@ from pipeline.archive.discover import SessionSource, discover_sessions
 from pipeline.archive.ingest import IngestReport, ingest_session
 from pipeline.archive.policy import is_transient
 from pipeline.archive.summary import ArchiveSummary, SessionOutcome, fit_outcome
-from pipeline.bodyplan import BodyPlan
+from pipeline.bodyplan import BodyPlan, resolve_body_plan
 from pipeline.calibrate import CalibrationConfig
 from pipeline.calibrate.identity import IdentityCalibration, Member, calibrate_identity
 from pipeline.export.registry import default_output, export
@@ -111,11 +111,16 @@ def fit_task(
 
 
 @task(name="archive-report", **_TASK)
-def report_task(fits_root: str, out: str, detailed: int = 3) -> str:
-    """Write the archive's HTML report (:func:`pipeline.inspect.report.write_archive_report`)."""
+def report_task(fits_root: str, out: str, detailed: int = 3, body_plan: str | None = None) -> str:
+    """Write the archive's HTML report (:func:`pipeline.inspect.report.write_archive_report`).
+
+    ``body_plan`` is the run's ``body_plan`` setting: the template the report checks each
+    stored calibration against (by sha256), beside the plans stored with the fits.
+    """
     from pipeline.inspect.report import write_archive_report
 
-    return str(write_archive_report(fits_root, out, detailed=detailed))
+    templates = () if body_plan is None else (resolve_body_plan(body_plan),)
+    return str(write_archive_report(fits_root, out, detailed=detailed, templates=templates))
 
 
 @task(name="export-session", task_run_name="export {fit} as {format}", **_TASK)

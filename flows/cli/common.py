@@ -132,9 +132,9 @@ def say(text: str) -> None:
 
 def load_plan(spec: str) -> Any:
     """A body plan from a JSON file, or the built-in ``mannequin``."""
-    from pipeline.bodyplan import load_body_plan, mannequin
+    from pipeline.bodyplan import resolve_body_plan
 
-    return mannequin() if spec == "mannequin" else load_body_plan(spec)
+    return resolve_body_plan(spec)
 
 
 def parse_options(pairs: Sequence[str] | None) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from pipeline.bodyplan.io import (
     body_plan_sha256,
     body_plan_to_dict,
     load_body_plan,
+    resolve_body_plan,
     save_body_plan,
 )
 from pipeline.bodyplan.keypoint_map import KeypointMapProposal, propose_keypoint_map
@@ -57,6 +58,7 @@ __all__ = [
     "remove_joint",
     "rename",
     "reroot",
+    "resolve_body_plan",
     "save_body_plan",
     "to_engine_configuration",
     "without_limits",

@@ -1,4 +1,4 @@
-"""The reprocess flow's calibration stage: one calibration per identity, then the fits."""
+"""The reprocess flow's calibration stage: one calibration per identity, the fits, the report."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def test_reprocess_calibrates_each_identity_once_and_fits_with_it(
         archive={"manifest": "manifest.yaml"},
         calibration={"mode": "per_identity", "n_frames": 300},
         chunking={"tracks_chunk_frames": 150},
+        outputs={"write_report": True},
     )
     first = reprocess_archive(config)
     assert (first.fitted, first.failed) == (3, 0)
@@ -48,6 +49,10 @@ def test_reprocess_calibrates_each_identity_once_and_fits_with_it(
     assert json.loads(fit.attrs["body_plan"])["joints"][9]["offset_pos"] == list(
         cal.plan.joints[9].offset_pos
     )
+    # the report checks the calibration against the run's template, found by its sha256
+    section = (tmp_path / "report.html").read_text().split('id="calibration"', 1)[1]
+    assert 'alt="template and calibrated body of mouse1"' in section
+    assert f"Template: the plan {plan_file}; its sha256 matches the recorded one" in section
     second = reprocess_archive(config)
     assert (second.fitted, second.skipped) == (0, 3)
     assert load_calibration(stored).record["created"] == cal.record["created"]
