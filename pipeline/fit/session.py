@@ -147,7 +147,7 @@ def fit_session(
         Some chunk tasks failed; the finished ones are kept for a rerun.
     """
     t0 = time.perf_counter()
-    tracks_path, out = str(Path(tracks).resolve()), Path(out)
+    tracks_path, out = str(Path(tracks).resolve()), Path(out).absolute()  # workers: other cwd
     ds = open_tracks(tracks_path)
     _check_out(out, tracks_path)
     plan = plan if isinstance(plan, BodyPlan) else load_body_plan(plan)

@@ -137,6 +137,24 @@ def test_round_trip_store_has_exactly_the_design_layout(plan, session, client, t
     assert np.isnan(seams[0]).all() and np.all(seams[1:] < 1e-3)
 
 
+def test_a_relative_out_is_this_process_s_folder_not_the_workers(
+    plan, session, client, tmp_path, monkeypatch
+):
+    """Workers started elsewhere (a batch job's folder) write into the caller's ``out``."""
+    tracks_path, synth = session
+    workers_cwd = client.run(lambda: __import__("os").getcwd())
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)  # the cluster's workers stay in the folder they started in
+    assert all(cwd != str(here) for cwd in workers_cwd.values())
+    report = fit_session(tracks_path, plan, SolverConfig(), "rel.zarr", client=client)
+    assert report.out == here / "rel.zarr" and report.chunks_fitted == (0, 1, 2)
+    fit = open_fit("rel.zarr")
+    assert fit.attrs["complete"] is True and fit.sizes["time"] == len(synth.tracks["time"])
+    assert np.isfinite(fit["dof_value"].values).mean() > 0.95
+    assert sorted(p.name for p in here.iterdir()) == ["rel.zarr"]
+
+
 @pytest.mark.slow
 def test_chunking_invariance_three_chunk_sizes_one_and_two_workers(
     plan, client, tmp_path, record_property
