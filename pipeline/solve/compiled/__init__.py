@@ -12,9 +12,27 @@ a fresh environment) and are cached on disk (numba's ``cache=True``), so later p
 them (about 0.5 s);
 :func:`warm_up` does either up front, outside any timed region: once at start-up and on
 every dask worker when a cluster starts (``pipeline.cluster.plugins.SolverPreload``).
+
+Cache: a cached kernel is reused only while none of the files it is built from changed:
+this package's ``*.py`` and the project modules they import (``pipeline/solve/rules.py``,
+``pipeline/kinematics/model.py``, ...; :func:`~pipeline.solve.compiled.caching.package_sources`).
+numba alone checks only the file that defines a kernel, so after an edit to a callee's file
+(``normal.py``, ``forward.py``, ...) or to a constant a kernel reads, it would load the old
+build. :func:`~pipeline.solve.compiled.caching.stamp_package`, called first thing below
+(numba picks a function's cache when the function is decorated), makes numba's own locators
+stamp the cache of this package's functions with one hash of those files; the cache stays
+where numba puts it (``__pycache__`` here, ``NUMBA_CACHE_DIR`` if set, the user's cache
+directory for a read-only install), a recompiled kernel overwrites its files and builds of
+other sources are pruned after a compile. Editing any of those files costs a recompile.
 """
 
+# ruff: noqa: E402 (the cache is set up before the kernel modules are imported)
+
 from __future__ import annotations
+
+from pipeline.solve.compiled.caching import stamp_package
+
+stamp_package(__name__)
 
 import logging
 import time
