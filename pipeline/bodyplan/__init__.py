@@ -26,13 +26,13 @@ from pipeline.bodyplan.io import (
     body_plan_sha256,
     body_plan_to_dict,
     load_body_plan,
-    resolve_body_plan,
     save_body_plan,
 )
 from pipeline.bodyplan.keypoint_map import KeypointMapProposal, propose_keypoint_map
 from pipeline.bodyplan.mannequin import mannequin
 from pipeline.bodyplan.model import KINDS, BodyPlan, Dof, Joint, JointKind
 from pipeline.bodyplan.rerooting import reroot
+from pipeline.bodyplan.setting import resolve_body_plan
 
 __all__ = [
     "KINDS",

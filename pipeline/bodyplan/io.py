@@ -24,36 +24,8 @@ __all__ = [
     "body_plan_to_dict",
     "load_body_plan",
     "required_version",
-    "resolve_body_plan",
     "save_body_plan",
 ]
-
-
-def resolve_body_plan(spec: str | os.PathLike[str]) -> BodyPlan:
-    """A ``body_plan`` setting as a plan: the built-in ``"mannequin"``, or a file.
-
-    The run config's, the CLI's and the flows' one reading of the setting.
-
-    Parameters
-    ----------
-    spec : str or PathLike
-        ``"mannequin"``, or a file :func:`load_body_plan` reads (JSON, MJCF, URDF,
-        OpenSim, BVH).
-
-    Returns
-    -------
-    BodyPlan
-
-    Raises
-    ------
-    BodyPlanError
-        The file is missing or not a usable body plan.
-    """
-    if str(spec) == "mannequin":
-        from pipeline.bodyplan.mannequin import mannequin  # the mannequin loads through here
-
-        return mannequin()
-    return load_body_plan(spec)
 
 
 def load_body_plan(
