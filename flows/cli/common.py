@@ -55,9 +55,12 @@ def guard(verbose: bool) -> Iterator[None]:
 
     A :class:`~pipeline.errors.KinefitError`, an ``OSError`` or a bad option value is the
     user's to fix: its message, exit status 1. Ctrl-C (or a ``SystemExit`` that a library's
-    signal handler raises instead) exits 130. Anything else is a bug in kinefit: one line
-    saying so and how to see the traceback (``--verbose``), exit status 2.
+    signal handler raises instead, or any error raised after the signal arrived, such as
+    the local Prefect server's connection going down with it) exits 130. Anything else is
+    a bug in kinefit: one line saying so and how to see the traceback (``--verbose``),
+    exit status 2.
     """
+    _was_interrupted(clear=True)  # a signal of an earlier command in this process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -75,6 +78,9 @@ def guard(verbose: bool) -> Iterator[None]:
             _show_warnings(caught)
             if verbose:
                 err_console.print_exception()
+            if _was_interrupted():  # the fallout of Ctrl-C (the local server went down first)
+                error("interrupted; finished work is kept, rerun to resume")
+                raise typer.Exit(EXIT_INTERRUPTED) from None
             if isinstance(exc, USER_ERRORS):
                 error(str(exc) or type(exc).__name__)
                 raise typer.Exit(EXIT_USER) from None
@@ -84,6 +90,19 @@ def guard(verbose: bool) -> Iterator[None]:
             )
             raise typer.Exit(EXIT_INTERNAL) from None
     _show_warnings(caught)
+
+
+def _was_interrupted(clear: bool = False) -> bool:
+    """Ctrl-C or SIGTERM arrived (:func:`~flows.cli.cluster.interruptible`) in this run.
+
+    Without importing the cluster module (and distributed) when nothing loaded it yet.
+    """
+    client = sys.modules.get("pipeline.cluster.client")
+    if client is None:
+        return False
+    if clear:
+        client.clear_interrupt()
+    return client.interrupted()
 
 
 def error(text: str) -> None:

@@ -39,6 +39,11 @@ def interrupt() -> None:
     _INTERRUPTED.set()
 
 
+def interrupted() -> bool:
+    """Whether :func:`interrupt` was called since the last :func:`clear_interrupt`."""
+    return _INTERRUPTED.is_set()
+
+
 def clear_interrupt() -> None:
     """Undo :func:`interrupt` (a new run in the same process)."""
     _INTERRUPTED.clear()
