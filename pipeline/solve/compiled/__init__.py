@@ -15,10 +15,10 @@ every dask worker when a cluster starts (``pipeline.cluster.plugins.SolverPreloa
 
 Cache: a cached kernel is reused only while none of the files it is built from changed:
 this package's ``*.py`` and the project modules they import (``pipeline/solve/rules.py``,
-``pipeline/kinematics/model.py``, ...; :func:`~pipeline.solve.compiled.caching.package_sources`).
+``pipeline/kinematics/model.py``, ...; :func:`~pipeline.solve.kernel_cache.package_sources`).
 numba alone checks only the file that defines a kernel, so after an edit to a callee's file
 (``normal.py``, ``forward.py``, ...) or to a constant a kernel reads, it would load the old
-build. :func:`~pipeline.solve.compiled.caching.stamp_package`, called first thing below
+build. :func:`~pipeline.solve.kernel_cache.stamp_package`, called first thing below
 (numba picks a function's cache when the function is decorated), makes numba's own locators
 stamp the cache of this package's functions with one hash of those files; the cache stays
 where numba puts it (``__pycache__`` here, ``NUMBA_CACHE_DIR`` if set, the user's cache
@@ -30,7 +30,7 @@ other sources are pruned after a compile. Editing any of those files costs a rec
 
 from __future__ import annotations
 
-from pipeline.solve.compiled.caching import stamp_package
+from pipeline.solve.kernel_cache import stamp_package
 
 stamp_package(__name__)
 

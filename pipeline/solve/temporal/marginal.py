@@ -35,8 +35,13 @@ from pipeline.kinematics.rotations import (
     quat_to_rotvec,
     rotvec_to_quat,
 )
+from pipeline.solve.kernel_cache import stamp_package
 from pipeline.solve.rules import JIT
 from pipeline.solve.temporal.model import _F3, _Q3
+
+# before the kernels below are decorated: their cache is stamped with this package's
+# sources and the modules they import (the rules' constants, the model's matrices)
+stamp_package("pipeline.solve.temporal")
 
 __all__ = ["DIFFUSE", "Smoothed", "smooth_coordinates"]
 

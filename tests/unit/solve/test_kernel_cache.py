@@ -2,7 +2,7 @@
 
 numba alone stamps a function's disk cache with the file that defines it, so an edit to a
 callee in another file (or to a constant it reads) left the old build loading.
-:mod:`pipeline.solve.compiled.caching` stamps a package's functions with all its sources;
+:mod:`pipeline.solve.kernel_cache` stamps a package's functions with all its sources;
 these tests build a tiny package the way ``pipeline.solve.compiled`` is built and run it in
 fresh processes, as a developer switching branches would.
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 import numba.core.dispatcher
 
 import pipeline.solve.compiled
-from pipeline.solve.compiled import caching
+from pipeline.solve import kernel_cache as caching
 
 PACKAGE = "kinefit_cache_probe"
 
@@ -44,7 +44,7 @@ def _package(root: Path, stamped: bool = True) -> Path:
     _write(root / PACKAGE / "consts.py", "OFFSET = 3\n")
     _write(
         root / PACKAGE / "kern" / "__init__.py",
-        "from pipeline.solve.compiled.caching import stamp_package\n\nstamp_package(__name__)\n"
+        "from pipeline.solve.kernel_cache import stamp_package\n\nstamp_package(__name__)\n"
         if stamped
         else "",
     )
@@ -165,11 +165,16 @@ def test_a_package_without_a_writable_pycache_caches_in_the_user_directory(tmp_p
     assert tmp_path / "user-cache" in cache.parents
 
 
+#: The packages with numba kernels (``cache=True``) and every module of them.
+KERNEL_PACKAGES = ("pipeline.solve.compiled", "pipeline.solve.temporal")
+
+
 def test_every_cached_kernel_of_the_compiled_package_is_stamped():
     directory = Path(pipeline.solve.compiled.__file__).parent
     import_all = [
-        importlib.import_module(f"pipeline.solve.compiled.{p.stem}")
-        for p in directory.glob("*.py")
+        importlib.import_module(f"{package}.{p.stem}")
+        for package in KERNEL_PACKAGES
+        for p in Path(importlib.import_module(package).__file__).parent.glob("*.py")
         if p.stem != "__init__"
     ]
     kernels = {
@@ -193,3 +198,8 @@ def test_every_cached_kernel_of_the_compiled_package_is_stamped():
     # the kernels freeze constants of these modules
     assert {"pipeline/solve/rules.py", "pipeline/kinematics/model.py"} <= sources
     assert "pipeline/solve/compiled/normal.py" in sources
+    assert {"pipeline/solve/rules.py", "pipeline/solve/temporal/model.py"} <= {
+        p.relative_to(directory.parents[2]).as_posix()
+        for p in caching.package_sources("pipeline.solve.temporal")
+    }
+    assert any(name.startswith("pipeline.solve.temporal.marginal.") for name in kernels)
