@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import AngleSet, angle_set, with_named_angles
+from pipeline.inspect.angles import angle_set, with_named_angles
 from pipeline.inspect.archive import open_observed
 from pipeline.inspect.plots.common import COLORS, color
 from pipeline.inspect.validate import (
@@ -35,6 +35,8 @@ from pipeline.inspect.validate import (
     pick_individuals,
     time_unit,
 )
+from pipeline.inspect.viewer_angles import angle_axis, angle_traces, angle_units, gap_shapes
+from pipeline.inspect.viewer_controls import frame_slider, joint_menu, play_buttons
 from pipeline.inspect.viewer_data import (
     MAX_VIEWER_FRAMES,
     SessionFrames,
@@ -42,7 +44,7 @@ from pipeline.inspect.viewer_data import (
     skeleton_paths,
     viewer_frames,
 )
-from pipeline.inspect.viewer_traces import angle_traces, error_traces, frame_traces, gap_shapes
+from pipeline.inspect.viewer_traces import error_traces, frame_traces
 
 __all__ = ["MAX_VIEWER_FRAMES", "SPEEDS", "view", "viewer_figure", "viewer_spec"]
 
@@ -76,91 +78,6 @@ def _camera_eye(ds: xr.Dataset) -> dict[str, float]:
     up = _camera_up(ds.attrs.get("up_axis"))
     axis = next(a for a, v in up.items() if v)
     return {a: (0.6 * up[a] if a == axis else 1.1) for a in "xyz"}
-
-
-def _play_buttons(durations: dict[float, int]) -> dict:
-    buttons = [
-        {
-            "label": f"▶ {speed:g}×",
-            "method": "animate",
-            "args": [
-                None,
-                {
-                    "frame": {"duration": ms, "redraw": True},
-                    "fromcurrent": True,
-                    "transition": {"duration": 0},
-                    "mode": "immediate",
-                },
-            ],
-        }
-        for speed, ms in durations.items()
-    ]
-    buttons.append(
-        {
-            "label": "❚❚ pause",
-            "method": "animate",
-            "args": [
-                [None],
-                {
-                    "frame": {"duration": 0, "redraw": False},
-                    "mode": "immediate",
-                    "transition": {"duration": 0},
-                },
-            ],
-        }
-    )
-    return {
-        "type": "buttons",
-        "direction": "left",
-        "buttons": buttons,
-        "x": 0.0,
-        "y": 1.0,
-        "xanchor": "left",
-        "yanchor": "bottom",
-        "pad": {"b": 4, "r": 4},
-        "showactive": False,
-        "name": "playback",
-    }
-
-
-def _joint_menu(
-    angles: AngleSet,
-    groups: dict[str, list[int]],
-    n_fixed: int,
-    shown: str,
-    joints: list[str],
-    shapes: dict[str, list[dict]],
-    ranges: dict[str, list[float] | None],
-) -> dict:
-    """The menu picking the joint whose angles the panel shows (traces, gaps, y-range)."""
-    buttons = []
-    for name in groups:
-        visible = [True] * n_fixed + [g == name for g in joints]
-        units = " / ".join(sorted({angles.units[i] for i in angles.groups[name]}))
-        buttons.append(
-            {
-                "label": name,
-                "method": "update",
-                "args": [
-                    {"visible": visible},
-                    {
-                        "yaxis.title.text": units,
-                        "shapes": shapes[name],
-                        **{f"yaxis.{k}": v for k, v in _y_range(ranges.get(name)).items()},
-                    },
-                ],
-            }
-        )
-    return {
-        "type": "dropdown",
-        "buttons": buttons,
-        "active": list(groups).index(shown),
-        "x": 0.6,
-        "y": 1.02,
-        "xanchor": "left",
-        "yanchor": "bottom",
-        "name": "joint",
-    }
 
 
 def viewer_spec(
@@ -208,8 +125,9 @@ def viewer_spec(
         The figure in plotly's JSON schema (``data``, ``layout``, ``frames``), written
         without plotly.py's validation (seconds for a few hundred frames); arrays are
         base64 typed arrays (:func:`~pipeline.inspect.viewer_data.decode`). Frames are named
-        by frame index (``str(k)``); trace ``meta`` says what each trace is (``{"kinefit":
-        "skeleton", "individual": ..., "joints": [...]}`` and so on).
+        by frame index (``str(k)``) and update every trace, in trace order (the angle and
+        error lines with no change, ``{}``); trace ``meta`` says what each trace is
+        (``{"kinefit": "skeleton", "individual": ..., "joints": [...]}`` and so on).
 
     Raises
     ------
@@ -244,32 +162,20 @@ def viewer_spec(
     n_dynamic = len(traces)
     shapes, never = gap_shapes(ds, angles, groups, individuals, plan)
     atraces, joints, ranges = angle_traces(ds, angles, groups, individuals, shown, never)
+    # A frame updates every trace, in trace order (no "traces" list), the still 2D ones
+    # with no change ({}): during a transition (write_html's auto-play runs plotly.js's
+    # default 500 ms one) plotly.js redraws only the traces a frame names and drops the
+    # rest from their subplots (plotly.js issues 5231, 4596): the angle and error panels
+    # kept their time cursors alone.
+    n_traces = len(fixed) + len(atraces)
+    still = [{}] * (n_traces - n_dynamic - 2)
     for f, k in enumerate(kept):
         tk = float(t[k])
-        frame_data[f] += [{"type": "scatter", "x": [tk, tk]}] * 2
-    frame_traces_index = list(range(n_dynamic + 2))
-    frames = [
-        {"name": str(int(k)), "data": data, "traces": frame_traces_index}
-        for k, data in zip(kept, frame_data, strict=True)
-    ]
+        frame_data[f] += [{"type": "scatter", "x": [tk, tk]}] * 2 + still
+    frames = [{"name": str(int(k)), "data": data} for k, data in zip(kept, frame_data, strict=True)]
     fps = float(ds.attrs.get("fps") or 0) or None
     frame_s = step / fps if fps else 0.04
     durations = {s: max(MIN_FRAME_MS, round(1000 * frame_s / s)) for s in SPEEDS}
-    steps = [
-        {
-            "method": "animate",
-            "label": f"{float(t[k]):.3g}",
-            "args": [
-                [str(int(k))],
-                {
-                    "mode": "immediate",
-                    "frame": {"duration": 0, "redraw": True},
-                    "transition": {"duration": 0},
-                },
-            ],
-        }
-        for k in kept
-    ]
     session = ds.attrs.get("session") or ""
     note = decimation_note(ds.sizes["time"], step, len(kept), fps)
     layout = dict(
@@ -304,31 +210,18 @@ def viewer_spec(
         xaxis={"domain": [0.6, 1.0], "anchor": "y", "matches": "x2", "showticklabels": False},
         yaxis={
             "domain": [0.45, 1.0],
-            "title": {"text": _units(angles, groups, shown)},
-            **_y_range(ranges.get(shown)),
+            "title": {"text": angle_units(angles, groups, shown)},
+            **angle_axis(ranges.get(shown)),
         },
         xaxis2={"domain": [0.6, 1.0], "anchor": "y2", "title": {"text": f"time ({t_unit})"}},
         yaxis2={"domain": [0.0, 0.35], "title": {"text": f"RMS error ({unit})"}},
         yaxis3={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
         yaxis4={"overlaying": "y2", "range": [0, 1], "visible": False, "fixedrange": True},
-        sliders=[
-            {
-                "active": 0,
-                "steps": steps,
-                "x": 0.0,
-                "len": 0.52,
-                "y": 0.06,
-                "yanchor": "top",
-                "currentvalue": {"prefix": "t = ", "suffix": f" {t_unit}", "font": {"size": 12}},
-                "pad": {"t": 30},
-                "transition": {"duration": 0},
-                "name": "frame",
-            }
-        ],
+        sliders=[frame_slider(kept, t, t_unit)],
         shapes=shapes.get(shown, []) if shown is not None else [],
-        updatemenus=[_play_buttons(durations)]
+        updatemenus=[play_buttons(durations)]
         + (
-            [_joint_menu(angles, groups, len(fixed), shown, joints, shapes, ranges)]
+            [joint_menu(angles, groups, len(fixed), shown, joints, shapes, ranges)]
             if groups
             else []
         ),
@@ -351,19 +244,6 @@ def viewer_figure(fit: xr.Dataset, observed: xr.DataArray | None = None, **optio
     """
     fig = go.Figure(viewer_spec(fit, observed, **options))
     return fig.update_layout(template="none")  # plotly.py would apply its default one
-
-
-def _y_range(extent: list[float] | None) -> dict:
-    """The angle axis's range: the joint's trajectories' (bands clipped), else autorange."""
-    if extent is None:
-        return {"autorange": True}
-    return {"range": extent, "autorange": False}
-
-
-def _units(angles: AngleSet, groups: dict[str, list[int]], shown: str | None) -> str:
-    if shown is None:
-        return ""
-    return " / ".join(sorted({angles.units[i] for i in groups[shown]}))
 
 
 def view(

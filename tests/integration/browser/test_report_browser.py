@@ -1,17 +1,12 @@
 """The demo's report in a real headless Chromium: no errors, no network, a live viewer.
 
-Chromium is the Debian package (``apt-get install chromium chromium-driver``; ``.ci/run``
-installs it), driven through Playwright's Python client with ``executable_path`` (pip's
-playwright never downloads a browser here). Outside CI, a machine without Chromium skips
-these tests saying so; with ``CI=true`` a missing browser fails them.
+Chromium and how it is driven: :mod:`tests.integration.browser.chromium`.
 """
 
 from __future__ import annotations
 
 import io
-import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,42 +16,15 @@ import pytest
 from PIL import Image
 
 from pipeline.store import open_fit
-
-CHROMIUM = os.environ.get("KINEFIT_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-WIDTH, HEIGHT = 1400, 900
+from tests.integration.browser.chromium import WIDTH, file_page, need_browser
 
 pytestmark = pytest.mark.slow
-
-
-def _need_browser():
-    missing = []
-    if not Path(CHROMIUM).is_file():
-        missing.append(f"headless Chromium ({CHROMIUM}; apt-get install chromium chromium-driver)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        missing.append("playwright's Python client (pip install 'kinefit[dev]')")
-    if missing:
-        reason = "browser test needs " + " and ".join(missing)
-        if os.environ.get("CI") == "true":
-            pytest.fail(reason + " (CI=true: .ci/run installs Chromium)")
-        pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> Path:
     """The demo's output folder: `kinefit demo` run for real (short sessions, no cluster)."""
-    _need_browser()
+    need_browser()
     out = tmp_path_factory.mktemp("demo")
     cmd = [sys.executable, "-m", "flows.cli", "demo", "--out", str(out), "--frames", "150"]
     done = subprocess.run([*cmd, "--workers", "0"], capture_output=True, text=True, timeout=600)
@@ -68,30 +36,7 @@ def demo(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def browser(demo, tmp_path_factory):
     """The report opened in Chromium, with its console, errors and requests recorded."""
-    from playwright.sync_api import sync_playwright
-
-    log = {"console": [], "errors": [], "requests": [], "blocked": []}
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("profile")),  # a fresh user data dir
-            executable_path=CHROMIUM,
-            args=FLAGS,
-            headless=True,
-            viewport={"width": WIDTH, "height": HEIGHT},
-        )
-
-        def route(r):  # anything but the report file itself is a failure, and never sent
-            if r.request.url.startswith("file://"):
-                r.continue_()
-            else:
-                log["blocked"].append(r.request.url)
-                r.abort()
-
-        context.route("**/*", route)
-        page = context.new_page()
-        page.on("console", lambda m: log["console"].append((m.type, m.text)))
-        page.on("pageerror", lambda e: log["errors"].append(str(e)))
-        page.on("request", lambda r: log["requests"].append(r.url))
+    with file_page(tmp_path_factory.mktemp("profile")) as (page, log):
         page.goto((demo / "report.html").as_uri())
         page.wait_for_function(
             "() => { const gd = document.querySelector('.js-plotly-plot');"
@@ -100,7 +45,6 @@ def browser(demo, tmp_path_factory):
         )
         page.wait_for_timeout(1500)  # WebGL draws after the layout
         yield page, log
-        context.close()
 
 
 def _viewer(page):

@@ -32,7 +32,7 @@ def traces_of(spec, kind, individual=None):
 def frame_points(spec, frame, trace):
     """(N, 3) points of a 3D trace at a frame (by frame index), read back from the spec."""
     f = next(f for f in spec["frames"] if f["name"] == str(frame))
-    data = f["data"][f["traces"].index(trace)]
+    data = f["data"][trace]  # a frame updates every trace, in order
     return np.stack([decode(data[a]) for a in "xyz"], axis=1)
 
 
@@ -81,7 +81,7 @@ def test_observed_and_highlights_follow_the_fit(walk, walk_spec):
         want = observed.sel(individual=ind).isel(time=frame).transpose("keypoint", "space")
         np.testing.assert_array_equal(frame_points(spec, frame, obs), want.values)
         f = next(f for f in spec["frames"] if f["name"] == str(frame))
-        text = {t: f["data"][f["traces"].index(t)]["text"] for t in (missing, large, limit)}
+        text = {t: f["data"][t]["text"] for t in (missing, large, limit)}
         assert text[missing] == [n for k, n in enumerate(names) if np.isnan(residual[frame, k])]
         big = [n for k, n in enumerate(names) if residual[frame, k] > threshold * (1 + 1e-3)]
         assert set(big) <= set(text[large])
@@ -101,12 +101,26 @@ def test_time_cursor_moves_with_the_frame(walk, walk_spec):
     t = walk["time"].values
     for f in spec["frames"][::40]:
         for c in cursors:
-            data = f["data"][f["traces"].index(c)]
+            data = f["data"][c]
             assert data["x"] == [float(t[int(f["name"])])] * 2
     slider = spec["layout"]["sliders"][0]
     assert [s["args"][0] for s in slider["steps"]] == [[f["name"]] for f in spec["frames"]]
     labels = [b["label"] for b in spec["layout"]["updatemenus"][0]["buttons"]]
     assert len(labels) == len(SPEEDS) + 1 and labels[-1].endswith("pause")
+
+
+def test_every_frame_updates_every_trace_so_transitions_keep_the_2d_panels(walk_spec):
+    # plotly.js redraws, during an animated transition (write_html's auto-play), only the
+    # traces a frame updates and drops the others from their subplots; the browser test
+    # (tests/integration/browser/test_viewer_browser.py) shows the panels drawn
+    spec = walk_spec
+    kinds = [t["meta"]["kinefit"] for t in spec["data"]]
+    still = {k for k, kind in enumerate(kinds) if kind == "rms" or kind.startswith("angle")}
+    assert len(still) > 20 and {kinds[k] for k in still} >= {"angle", "angle_std", "rms"}
+    for f in spec["frames"]:
+        assert "traces" not in f and len(f["data"]) == len(spec["data"])
+        for k, (trace, data) in enumerate(zip(spec["data"], f["data"], strict=True)):
+            assert data == {} if k in still else data["type"] == trace["type"]
 
 
 def test_long_sessions_are_decimated_with_the_rule_on_the_figure(walk):
@@ -186,6 +200,7 @@ def test_view_returns_a_plotly_figure_that_serializes(walk):
     assert fig.layout.template.layout.to_plotly_json() == {}
     data = json.loads(fig.to_json())
     assert data["frames"][0]["name"] == "0"
+    assert {len(f["data"]) for f in data["frames"]} == {len(data["data"])}  # every trace
     assert "knee_l/flexion" in {t.get("meta", {}).get("angle") for t in data["data"]}
 
 
