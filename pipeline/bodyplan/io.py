@@ -244,7 +244,10 @@ def body_plan_sha256(plan: BodyPlan) -> str:
     """Content fingerprint of a plan: sha256 of its canonical JSON.
 
     Canonical JSON is :func:`body_plan_to_dict` without the informative ``x-`` keys,
-    sorted keys, no whitespace. Equal plans (``==``) have equal fingerprints.
+    with every number a float except the integer fields (``version``, angle ``signs``),
+    sorted keys, no whitespace. Equal plans (``==``) have equal fingerprints: a plan built
+    in code with ``0`` has the fingerprint of the same plan read from ``0.0`` in a file
+    (and a plan without such integers keeps the fingerprint it had before this rule).
 
     Parameters
     ----------
@@ -258,4 +261,19 @@ def body_plan_sha256(plan: BodyPlan) -> str:
     data = body_plan_to_dict(plan)
     for key in [k for k in data if k.startswith("x-")]:
         data.pop(key)
-    return json_sha256(data)
+    return json_sha256(_floats(data))
+
+
+#: Fields of the body-plan JSON whose numbers are integers (all others are real numbers).
+_INTEGER_FIELDS = frozenset({"version", "signs"})
+
+
+def _floats(value: Any, key: str | None = None) -> Any:
+    """``value`` with its ints as floats, except under :data:`_INTEGER_FIELDS` (bools kept)."""
+    if isinstance(value, dict):
+        return {k: _floats(v, k) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_floats(v, key) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and key not in _INTEGER_FIELDS:
+        return float(value)
+    return value
