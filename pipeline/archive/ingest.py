@@ -70,7 +70,9 @@ def local_copy(url: str, cache: str | Path | None = None) -> Path:
         if not target.exists():
             fs.get(path, str(target), recursive=True)
         return target
-    return Path(fsspec.open_local(f"simplecache::{url}", simplecache={"cache_storage": str(cache)}))
+    # one folder per URL, the file keeping its name: readers tell formats by suffix
+    storage = {"cache_storage": str(Path(cache) / text_sha256(url)[:16]), "same_names": True}
+    return Path(fsspec.open_local(f"simplecache::{url}", simplecache=storage))
 
 
 def ingest_fingerprint(
