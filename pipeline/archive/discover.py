@@ -20,6 +20,19 @@ or by relative path, :attr:`ArchiveConfig.naming`), or the entries of a YAML man
         individuals: {animal0: mouse1}   # optional: track individual -> identity
                                          # (subject calibration; default: its own name)
 
+With :attr:`ArchiveConfig.camera_regex` (and :attr:`ArchiveConfig.calibration`) set, the
+matched files are one 2D file per camera instead, grouped into multi-camera sessions by
+name (:mod:`pipeline.archive.camera_sessions`): ``trial1_camA.csv``, ``trial1_camB.csv``
+and a ``calibration.toml`` make the session a manifest entry with ``views`` and
+``calibration`` would::
+
+    archive:
+      path: /data/rig
+      patterns: ["**/*.csv"]
+      camera_regex: '_(cam[A-Z])$'     # one group: the camera, named as in the calibration
+      calibration: calibration.toml    # nearest one beside the files or above them
+      naming: relative                 # day1/trial1_camA.csv -> session day1/trial1
+
 Session names become output paths, so they are checked: segments of letters, digits,
 ``.``, ``_`` and ``-`` separated by ``/``, not starting with a dot, at most 200 bytes
 each; never ``..``, never absolute. Names made from file names replace other characters
@@ -196,6 +209,8 @@ def _from_patterns(archive: ArchiveConfig) -> list[SessionSource]:
             if not relative or ".." in relative.split("/"):
                 continue
             found.setdefault(relative, match)
+    if archive.camera_regex is not None:
+        return _camera_sessions(archive, fs, root, found)
     sessions: dict[str, SessionSource] = {}
     for relative, match in sorted(found.items()):
         stem = _stem(relative)
@@ -209,6 +224,30 @@ def _from_patterns(archive: ArchiveConfig) -> list[SessionSource]:
             name, _full(fs, match), archive.format, archive.fps, dict(archive.options)
         )
     return list(sessions.values())
+
+
+def _camera_sessions(
+    archive: ArchiveConfig, fs: Any, root: str, found: dict[str, str]
+) -> list[SessionSource]:
+    """Multi-camera sessions of the matched files (``archive.camera_regex``)."""
+    from pipeline.archive.camera_sessions import camera_sessions
+
+    def name_of(stem: str) -> str:
+        return _sanitize(stem if archive.naming == "relative" else PurePosixPath(stem).name)
+
+    files = {relative: _full(fs, match) for relative, match in found.items()}
+    return [
+        SessionSource(
+            s.name,
+            s.calibration,
+            archive.format,
+            archive.fps,
+            dict(archive.options),
+            views=s.views,
+            calibration=s.calibration,
+        )
+        for s in camera_sessions(archive, fs, root, files, name_of)
+    ]
 
 
 def read_manifest(path: str, archive: ArchiveConfig) -> list[SessionSource]:
@@ -302,7 +341,8 @@ def discover_sessions(archive: ArchiveConfig) -> list[SessionSource]:
     Raises
     ------
     DiscoveryError
-        No such folder, a bad manifest, or two files that would make the same session.
+        No such folder, a bad manifest, or two files that would make the same session;
+        with ``camera_regex``: see :func:`pipeline.archive.camera_sessions.camera_sessions`.
     """
     sessions = (
         read_manifest(archive.manifest, archive) if archive.manifest else _from_patterns(archive)

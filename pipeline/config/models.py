@@ -81,7 +81,24 @@ class ArchiveConfig(_Section):
     fps : float or None
         Frame rate (Hz) of files that do not record one; a file's own rate wins.
     options : dict
-        Reader options (``skeleton_file``, ``unit``, ``up_axis``, ...).
+        Reader options (``skeleton_file``, ``unit``, ``up_axis``, ...); for multi-camera
+        sessions ``unit`` is the calibration's length unit.
+    camera_regex : str or None
+        Multi-camera sessions from file names (Anipose's ``cam_regex``): a regex with
+        exactly one group, searched in each matched file's name without suffixes; the
+        group is the camera's name (as the calibration names it), and the name with the
+        match removed (``_``, ``-``, ``.``, spaces stripped at its ends) is the session's,
+        then placed as ``naming`` says. Files of one session become one multi-view session
+        (``views``: camera -> file). With ``'_(cam[A-Z])$'``, ``trial1_camA.csv`` and
+        ``trial1_camB.csv`` are session ``trial1``; ``'-cam([0-9]+)$'`` reads
+        ``trial1-cam1.h5``. Every session needs two or more cameras. None (default): every
+        file is its own session.
+    calibration : str or None
+        With ``camera_regex``: the sessions' camera calibration (Anipose/Pose2Sim TOML,
+        OpenCV YAML/JSON). A URL or absolute path is one file for every session; a
+        relative path (``calibration.toml``) is looked up beside each session's files,
+        then in each folder above them up to ``path``, and the nearest wins (one file at
+        the top for the whole archive, or one per session folder).
     """
 
     path: str = "archive"
@@ -91,6 +108,47 @@ class ArchiveConfig(_Section):
     format: str | None = None
     fps: float | None = Field(None, gt=0)
     options: dict[str, Any] = Field(default_factory=dict)
+    camera_regex: str | None = None
+    calibration: str | None = None
+
+    @field_validator("camera_regex")
+    @classmethod
+    def _one_camera_group(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        example = "e.g. '_(cam[A-Z])$' for trial1_camA.csv or '-cam([0-9]+)$' for trial1-cam1.h5"
+        try:
+            groups = re.compile(value).groups
+        except re.error as exc:
+            raise ValueError(f"{value!r} is not a regex ({exc}); {example}") from None
+        if groups != 1:
+            raise ValueError(
+                f"{value!r} has {groups} groups; it needs exactly one, the camera's name "
+                f"(make others non-capturing: (?:...)), {example}"
+            )
+        return value
+
+    @field_validator("calibration")
+    @classmethod
+    def _calibration_inside(cls, value: str | None) -> str | None:
+        if value is not None and ("\\" in value or ".." in value.split("/") or not value):
+            raise ValueError(f"{value!r}: give a file relative to archive.path (no '..'), or a URL")
+        return value
+
+    @_model_validator(mode="after")
+    def _cameras_need_a_calibration(self) -> ArchiveConfig:
+        if (self.camera_regex is None) != (self.calibration is None):
+            given, other = (
+                ("camera_regex", "calibration")
+                if self.calibration is None
+                else ("calibration", "camera_regex")
+            )
+            raise ValueError(
+                f"archive.{given} is set but archive.{other} is not: multi-camera sessions "
+                "found by file name need both (camera_regex: '_(cam[A-Z])$', calibration: "
+                "calibration.toml); a manifest names each session's calibration itself"
+            )
+        return self
 
     @field_validator("patterns")
     @classmethod
