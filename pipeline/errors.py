@@ -13,6 +13,7 @@ class             builtin base    raised for
 BodyPlanError     ValueError      a body-plan file, dict or import that cannot be used
 ConfigError       ValueError      a run config or setting that is unreadable or invalid
 TracksError       ValueError      a tracks dataset or file that breaks the data contract
+ObservationError  ValueError      solver observations or weights that do not fit the plan
 DiscoveryError    ValueError      an archive, manifest or session name that is unusable
 FitStoreError     ValueError      a path that is not a complete fit store
 InspectError      ValueError      an inspection request the data cannot answer
@@ -44,6 +45,7 @@ __all__ = [
     "InspectError",
     "KimodoError",
     "KinefitError",
+    "ObservationError",
     "OutputError",
     "ServerError",
     "SessionLockedError",
@@ -120,6 +122,13 @@ class ConfigError(KinefitError, ValueError):
 
 class TracksError(KinefitError, ValueError):
     """A tracks dataset breaks the data contract; the message lists every problem."""
+
+
+class ObservationError(KinefitError, ValueError):
+    """Observations or weights given to the solver that do not fit the body plan.
+
+    The message gives the expected and the given shapes (or the bad values).
+    """
 
 
 class DiscoveryError(KinefitError, ValueError):

@@ -17,6 +17,7 @@ from dataclasses import fields, replace
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
+from pipeline.errors import ObservationError
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
@@ -75,7 +76,7 @@ def solve_sequences(
     targets = [np.asarray(t) for t in targets]
     weights = list(weights) if weights is not None else [None] * len(targets)
     if len(weights) != len(targets):
-        raise ValueError(
+        raise ObservationError(
             f"solve_sequences: weights: {len(weights)} arrays for {len(targets)} sequences; "
             "give one per sequence (or None)"
         )
@@ -90,12 +91,12 @@ def solve_sequences(
         ]
     for i, (t, w) in enumerate(zip(targets, weights, strict=True)):
         if t.ndim != 3 or t.shape[1:] != (plan.n_joints, 3):
-            raise ValueError(
+            raise ObservationError(
                 f"solve_sequences: targets[{i}] has shape {t.shape}; every sequence must be "
                 f"(T, {plan.n_joints}, 3): 3D keypoints of this plan's joints"
             )
         if w is not None and np.shape(w) != t.shape[:2]:
-            raise ValueError(
+            raise ObservationError(
                 f"solve_sequences: weights[{i}] has shape {np.shape(w)}, its targets "
                 f"{t.shape[:2]}; give one weight per frame and joint (or None)"
             )

@@ -224,19 +224,19 @@ class SolverConfig:
         }
         for name, valid in choices.items():
             if getattr(self, name) not in valid:
-                raise ValueError(
+                raise ConfigError(
                     f"SolverConfig.{name}: {getattr(self, name)!r} is not one of {', '.join(valid)}"
                 )
         for name in ("n_iterations", "lanes"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"SolverConfig.{name}: must be a positive integer, not {value!r}")
+                raise ConfigError(f"SolverConfig.{name}: must be a positive integer, not {value!r}")
         if (
             isinstance(self.warmup_frames, bool)
             or not isinstance(self.warmup_frames, int)
             or (self.warmup_frames < 0)
         ):
-            raise ValueError(
+            raise ConfigError(
                 f"SolverConfig.warmup_frames: must be >= 0, not {self.warmup_frames!r}"
             )
         for name in (
@@ -254,7 +254,7 @@ class SolverConfig:
                 or not isinstance(value, int | float)
                 or not (math.isfinite(value) and value >= 0)
             ):
-                raise ValueError(
+                raise ConfigError(
                     f"SolverConfig.{name}: must be a finite number >= 0, not {value!r}"
                 )
         if (
@@ -262,7 +262,7 @@ class SolverConfig:
             or not isinstance(self.restarts, int)
             or self.restarts < 0
         ):
-            raise ValueError(f"SolverConfig.restarts: must be >= 0, not {self.restarts!r}")
+            raise ConfigError(f"SolverConfig.restarts: must be >= 0, not {self.restarts!r}")
         scale = self.length_scale
         if scale is not None and not (
             isinstance(scale, int | float)
@@ -270,14 +270,14 @@ class SolverConfig:
             and math.isfinite(scale)
             and scale > 0
         ):
-            raise ValueError(
+            raise ConfigError(
                 f"SolverConfig.length_scale: must be None (the plan's neutral extent) or a "
                 f"finite number > 0, not {scale!r}"
             )
         for name in ("temporal_noise", "temporal_position_noise"):
             check_noise(f"SolverConfig.{name}", getattr(self, name))
         if not (isinstance(self.loss_scale, int | float) and self.loss_scale > 0):
-            raise ValueError(f"SolverConfig.loss_scale: must be > 0, not {self.loss_scale!r}")
+            raise ConfigError(f"SolverConfig.loss_scale: must be > 0, not {self.loss_scale!r}")
         if not isinstance(self.uncertainty, bool | np.bool_):
             raise ConfigError(
                 f"SolverConfig.uncertainty: must be true or false, not {self.uncertainty!r}"
@@ -319,7 +319,7 @@ class SolverConfig:
         valid = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - valid)
         if unknown:
-            raise ValueError(
+            raise ConfigError(
                 f"unknown solver setting(s) {', '.join(unknown)}; valid: {', '.join(sorted(valid))}"
             )
         return cls(**data)

@@ -15,6 +15,7 @@ import numpy as np
 from pipeline.cameras.model import Camera as CalibratedCamera
 from pipeline.cameras.projection import pack, project, project_jacobian
 from pipeline.cameras.triangulate import triangulate
+from pipeline.errors import CameraError
 
 __all__ = [
     "CalibratedCameras",
@@ -114,9 +115,9 @@ class Camera:
     def __post_init__(self) -> None:
         rot = np.asarray(self.rotation, dtype=np.float64)
         if rot.shape != (3, 3) or not np.allclose(rot @ rot.T, np.eye(3), atol=1e-6):
-            raise ValueError("Camera.rotation must be a 3x3 rotation matrix")
+            raise CameraError("Camera.rotation must be a 3x3 rotation matrix")
         if np.asarray(self.translation).shape != (3,):
-            raise ValueError("Camera.translation must have 3 values")
+            raise CameraError("Camera.translation must have 3 values")
         object.__setattr__(self, "rotation", tuple(map(tuple, rot)))
         object.__setattr__(self, "translation", tuple(float(v) for v in self.translation))
 
@@ -128,7 +129,7 @@ class Cameras(Mapper):
 
     def __init__(self, cameras: Sequence[Camera]):
         if not cameras:
-            raise ValueError("at least one Camera is needed")
+            raise CameraError("at least one Camera is needed")
         self.cameras = tuple(cameras)
         self.n_views = len(self.cameras)
         self._rot = np.array([c.rotation for c in self.cameras])  # (C, 3, 3)
@@ -179,7 +180,7 @@ class CalibratedCameras(Mapper):
 
     def __init__(self, cameras: Sequence[CalibratedCamera]):
         if not cameras:
-            raise ValueError("at least one camera is needed")
+            raise CameraError("at least one camera is needed")
         self.cameras = tuple(cameras)
         self.n_views = len(self.cameras)
         self._arrays = pack(self.cameras)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
+from pipeline.errors import ObservationError
 from pipeline.kinematics.model import KinematicModel, compile_plan
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.mappers import Mapper, as_mapper
@@ -86,7 +87,7 @@ def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper, dtyp
         t = t[:, None]
     expected = f"(T, {nj}, {d})" if c == 1 else f"(T, {c}, {nj}, {d})"
     if t.ndim != 4 or t.shape[1:] != (c, nj, d):
-        raise ValueError(
+        raise ObservationError(
             f"targets have shape {np.shape(targets)}; expected {expected} for "
             f"{type(mapper).__name__} and a body plan with {nj} joints"
         )
@@ -103,14 +104,14 @@ def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper, dtyp
         if w.ndim == 2:
             w = w[:, None]
         if w.shape[0] != t.shape[0] or w.shape[2:] != (nj,) or w.shape[1] not in (1, c):
-            raise ValueError(
+            raise ObservationError(
                 f"weights have shape {np.shape(weights)}; expected (T, {nj})"
                 + ("" if c == 1 else f" or (T, {c}, {nj})")
                 + f" with T = {t.shape[0]}"
             )
         w = np.broadcast_to(w, t.shape[:3]).copy()
         if np.any(w < 0):
-            raise ValueError("weights must be >= 0 (0 or NaN marks a missing keypoint)")
+            raise ObservationError("weights must be >= 0 (0 or NaN marks a missing keypoint)")
         w = np.nan_to_num(w, nan=0.0, posinf=0.0)
     if config.min_confidence > 0:
         w[w < config.min_confidence] = 0.0

@@ -22,6 +22,7 @@ from dataclasses import fields, replace
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
+from pipeline.errors import ConfigError
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.mappers import CalibratedCameras, Identity3D, as_mapper
 from pipeline.solve.numpy.frames import frames_in_lanes, sequence_in_lanes
@@ -40,7 +41,7 @@ def _compiled(config: SolverConfig, mapper) -> bool:
     engine = config.engine
     direct = isinstance(mapper, Identity3D | CalibratedCameras)
     if engine == "compiled" and not direct:
-        raise ValueError(
+        raise ConfigError(
             f"SolverConfig.engine: 'compiled' solves 3D observations and calibrated cameras "
             f"only, not {type(mapper).__name__}; use 'auto' or 'numpy'"
         )

@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 from pipeline.bodyplan import load_body_plan
+from pipeline.errors import ConfigError
 from pipeline.kinematics import forward_kinematics
 from pipeline.kinematics.model import compile_plan
 from pipeline.solve import (
@@ -396,7 +397,7 @@ def test_compiled_engine_refuses_2d_observations(solve, mapper):
         rot = np.eye(3)
         mapper = Camera(fx=500, fy=500, cx=0, cy=0, rotation=rot, translation=[0, 0, 10.0])
         targets = np.zeros((3, plan.n_joints, 2))
-    with pytest.raises(ValueError, match=r"SolverConfig\.engine: 'compiled' solves 3D"):
+    with pytest.raises(ConfigError, match=r"SolverConfig\.engine: 'compiled' solves 3D"):
         solve(plan, targets, config=SolverConfig(engine="compiled"), mapper=mapper)
 
 
@@ -509,5 +510,5 @@ def test_empty_input_gives_empty_arrays(solve, engine, dtype):
 def test_compiled_engine_refuses_2d_input_even_when_empty(solve):
     plan = chain_plan(fixed_base=True)
     cfg = SolverConfig(engine="compiled")
-    with pytest.raises(ValueError, match=r"SolverConfig\.engine: 'compiled' solves 3D"):
+    with pytest.raises(ConfigError, match=r"SolverConfig\.engine: 'compiled' solves 3D"):
         solve(plan, np.zeros((0, plan.n_joints, 2)), config=cfg, mapper=XYView())

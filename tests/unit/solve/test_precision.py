@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from pipeline.bodyplan import load_body_plan
-from pipeline.errors import ConfigError
+from pipeline.errors import ConfigError, ObservationError
 from pipeline.kinematics import forward_kinematics, jacobian
 from pipeline.solve import SolverConfig, solve_frames, solve_sequence, solve_sequences
 from pipeline.solve.compiled.precision import REGULARIZE
@@ -144,7 +144,7 @@ def test_solve_sequences_equals_each_sequence_alone(quickik_fly, config, fps):
 
 def test_solve_sequences_names_a_weights_count_mismatch(quickik_fly):
     plan, native = quickik_fly
-    with pytest.raises(ValueError, match="weights: 1 arrays for 2 sequences"):
+    with pytest.raises(ObservationError, match="weights: 1 arrays for 2 sequences"):
         solve_sequences(plan, [native[:10], native[:10]], [None])
 
 
@@ -190,7 +190,7 @@ def test_uncertainty_must_be_a_bool(value):
 
 def test_solve_sequences_names_a_malformed_sequence(quickik_fly):
     plan, native = quickik_fly
-    with pytest.raises(ValueError, match=r"targets\[1\] has shape \(10, 31, 2\)"):
+    with pytest.raises(ObservationError, match=r"targets\[1\] has shape \(10, 31, 2\)"):
         solve_sequences(plan, [native[:10], native[:10, :, :2]])
-    with pytest.raises(ValueError, match=r"weights\[0\] has shape \(10,\)"):
+    with pytest.raises(ObservationError, match=r"weights\[0\] has shape \(10,\)"):
         solve_sequences(plan, [native[:10], native[:10]], [np.ones(10), None])

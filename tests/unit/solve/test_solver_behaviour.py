@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pipeline.errors import ConfigError
 from pipeline.kinematics import forward_kinematics, jacobian
 from pipeline.solve import SolverConfig, solve_frames, solve_sequence
 from tests.fixtures.plan_factory import chain_plan, random_plan, random_pose
@@ -229,14 +230,14 @@ def test_bad_inputs_name_the_problem(kwargs, message):
     ],
 )
 def test_bad_solver_config_names_the_field(field, value, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ConfigError, match=message):
         SolverConfig(**{field: value})
 
 
 def test_solver_config_round_trips_through_a_dict():
     cfg = SolverConfig(mode="lm", loss="huber", dtype="float32")
     assert SolverConfig.from_dict(cfg.to_dict()) == cfg
-    with pytest.raises(ValueError, match="unknown solver setting.*nope.*valid:"):
+    with pytest.raises(ConfigError, match="unknown solver setting.*nope.*valid:"):
         SolverConfig.from_dict({"nope": 1})
 
 

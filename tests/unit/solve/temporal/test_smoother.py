@@ -173,5 +173,5 @@ def test_missing_fps_and_a_too_short_session_are_errors_naming_the_setting(fly):
         solve_sequence(fly, targets, config=cfg, fps=-5)
     with pytest.raises(ConfigError, match="SolverConfig.temporal: 'smooth' needs at least 3"):
         solve_sequence(fly, targets[:2], config=cfg, fps=FPS)
-    with pytest.raises(ValueError, match="SolverConfig.temporal: 'sharp' is not one of none"):
+    with pytest.raises(ConfigError, match="SolverConfig.temporal: 'sharp' is not one of none"):
         SolverConfig(temporal="sharp")
