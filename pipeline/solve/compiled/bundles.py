@@ -83,8 +83,8 @@ class Workspace(NamedTuple):
     axes: np.ndarray  # (N, 3) DOF axes
     pivots: np.ndarray  # (N, 3) DOF pivots
     tmp: np.ndarray  # (3, 3, 3)
-    trig: np.ndarray  # (2, N) half-angle cosines and sines of q ...
-    trig_new: np.ndarray  # (2, N) ... and of q_new
+    half: np.ndarray  # (2, N) half-angle cosines and sines of q ...
+    half_new: np.ndarray  # (2, N) ... and of q_new
     res: np.ndarray  # (J, 3) residuals
     weff: np.ndarray  # (J,) effective weights
     mom: np.ndarray  # (J + 1, 16) subtree moments
@@ -177,8 +177,8 @@ def workspace(tb: Tables) -> Workspace:
         axes=np.zeros((n, 3)),
         pivots=np.zeros((n, 3)),
         tmp=np.empty((3, 3, 3)),
-        trig=np.empty((2, n)),
-        trig_new=np.empty((2, n)),
+        half=np.empty((2, n)),
+        half_new=np.empty((2, n)),
         res=np.empty((nj, 3)),
         weff=np.empty(nj),
         mom=np.empty((nj + 1, 16)),

@@ -120,9 +120,9 @@ def fk(
     axes: np.ndarray,
     pivots: np.ndarray,
     tmp: np.ndarray,
-    trig: np.ndarray,
+    half: np.ndarray,
 ) -> None:
-    """Forward pass of one pose: :func:`half_angles` into ``trig``, then :func:`fk_half`.
+    """Forward pass of one pose: :func:`half_angles` into ``half``, then :func:`fk_half`.
 
     Parameters
     ----------
@@ -141,11 +141,11 @@ def fk(
     axes, pivots : (N, 3) out
         World axis (or slide direction) and pivot of every DOF.
     tmp : (2, 3, 3) scratch
-    trig : (2, N) out
+    half : (2, N) out
         The half-angle cosines and sines of ``q``.
     """
-    half_angles(q, trig)
-    fk_half(tb, q, trig, root_pos, root_rot, need_axes, rot, org, pos, axes, pivots, tmp)
+    half_angles(q, half)
+    fk_half(tb, q, half, root_pos, root_rot, need_axes, rot, org, pos, axes, pivots, tmp)
 
 
 @nb.njit(**INLINE)

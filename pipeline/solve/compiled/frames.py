@@ -70,7 +70,7 @@ def _start(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, out: Outputs, 
     if cfg.kabsch and tb.n_root:
         if ws.local_of[0] != i0:  # keypoints of this start pose, root at the origin
             fk(tb, ws.q, ws.origin, ws.eye, False, ws.rot, ws.org, ws.local, ws.axes,
-               ws.pivots, ws.tmp, ws.trig)  # fmt: skip
+               ws.pivots, ws.tmp, ws.half)  # fmt: skip
             ws.local_of[0] = i0
         kabsch_start(ws.local, inp.obs[t], inp.weight[t], ws.rp, ws.rq)
 
@@ -108,7 +108,7 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         q, rp, rq, act = ws.q, ws.rp, ws.rq, ws.act
         q_new, rp_new, rq_new, act_new = ws.q_new, ws.rp_new, ws.rq_new, ws.act_new
         obs_t, w_t = inp.obs[t], inp.weight[t]
-        half, half_new = ws.trig, ws.trig_new
+        half, half_new = ws.half, ws.half_new
         half_angles(q, half)
         lam = cfg.lam0
         fill(act, False)

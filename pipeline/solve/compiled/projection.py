@@ -199,7 +199,7 @@ def _precision_px(tb, cam, q, rp, rq, obs_t, w_t, cfg, ws, buf, info, inv, mom) 
     prior = cfg.neutral_weight * tb.prior_scale
     quat_to_matrix(rq, ws.root_rot)
     fk(tb, q, rp, ws.root_rot, True, ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp,
-       ws.trig)  # fmt: skip
+       ws.half)  # fmt: skip
     objective_px(tb, cam, ws.pos, obs_t, w_t, q, cfg.neutral_weight, cfg.loss,
                  cfg.loss_scale, res, weff, pj)  # fmt: skip
     assemble_px(tb, ws.pos, ws.axes, ws.pivots, rp, res, weff, pj, phi, gm, ws.xi, ws.f,
@@ -225,14 +225,14 @@ def _kernel(tb, cam, obs, w, q0, rp0, rq0, cold, cfg, ws, buf, out_q, out_rp, ou
     prior = cfg.neutral_weight * tb.prior_scale
     nw, loss, scale, angle_floor = cfg.neutral_weight, cfg.loss, cfg.loss_scale, cfg.angle_floor
     res, weff, pj, phi, gm = buf
-    rot, org, pos, axes, pivots, tmp, trig = (
+    rot, org, pos, axes, pivots, tmp, half = (
         ws.rot,
         ws.org,
         ws.pos,
         ws.axes,
         ws.pivots,
         ws.tmp,
-        ws.trig,
+        ws.half,
     )
     root_rot = ws.root_rot
     for t in range(obs.shape[0]):
@@ -254,7 +254,7 @@ def _kernel(tb, cam, obs, w, q0, rp0, rq0, cold, cfg, ws, buf, out_q, out_rp, ou
         while it < cfg.n_iterations:
             it += 1
             quat_to_matrix(rq, root_rot)
-            fk(tb, q, rp, root_rot, True, rot, org, pos, axes, pivots, tmp, trig)
+            fk(tb, q, rp, root_rot, True, rot, org, pos, axes, pivots, tmp, half)
             cost = objective_px(tb, cam, pos, obs_t, w_t, q, nw, loss, scale, res, weff, pj)
             assemble_px(tb, pos, axes, pivots, rp, res, weff, pj, phi, gm, ws.xi, ws.f, ws.hd,
                         ws.hc, ws.hr, ws.g)  # fmt: skip
@@ -284,7 +284,7 @@ def _kernel(tb, cam, obs, w, q0, rp0, rq0, cold, cfg, ws, buf, out_q, out_rp, ou
                     reason = CONVERGED
             else:
                 quat_to_matrix(rq_new, root_rot)
-                fk(tb, q_new, rp_new, root_rot, False, rot, org, pos, axes, pivots, tmp, trig)
+                fk(tb, q_new, rp_new, root_rot, False, rot, org, pos, axes, pivots, tmp, half)
                 cand = objective_px(tb, cam, pos, obs_t, w_t, q_new, nw, loss, scale, res,
                                     weff, pj)  # fmt: skip
                 accept = cand <= cost
