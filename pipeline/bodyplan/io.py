@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Dof, Joint
 from pipeline.bodyplan.parse import parse_plan
 from pipeline.errors import KinefitError
 from pipeline.provenance.hashing import json_sha256
+from pipeline.store.atomic import write_text_atomic
 
 __all__ = [
     "body_plan_sha256",
@@ -227,17 +227,7 @@ def save_body_plan(plan: BodyPlan, path: str | os.PathLike[str]) -> Path:
     Path
         ``path``.
     """
-    path = Path(os.fspath(path))
-    text = _dumps(body_plan_to_dict(plan))
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomic(Path(os.fspath(path)), _dumps(body_plan_to_dict(plan)))
 
 
 def body_plan_sha256(plan: BodyPlan) -> str:

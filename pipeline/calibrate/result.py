@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,6 +37,7 @@ import numpy as np
 from pipeline.bodyplan.io import body_plan_to_dict, load_body_plan
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import CalibrationError
+from pipeline.store.atomic import write_text_atomic
 
 __all__ = ["FORMAT", "Calibration", "load_calibration", "write_json_atomic"]
 
@@ -101,18 +101,7 @@ class Calibration:
 
 def write_json_atomic(path: str | os.PathLike[str], data: Any) -> Path:
     """Write ``data`` as JSON to ``path``: all of it or, on failure, nothing."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomic(path, json.dumps(data, indent=1, allow_nan=False))
 
 
 def load_calibration(path: str | os.PathLike[str]) -> Calibration:

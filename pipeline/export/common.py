@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,7 @@ from pipeline.bodyplan import BodyPlan, load_body_plan
 from pipeline.errors import ExportError
 from pipeline.provenance.fingerprint import kinefit_version
 from pipeline.provenance.hashing import canonical_json, json_sha256
-from pipeline.store.atomic import check_writable
+from pipeline.store.atomic import atomic_files, check_writable, write_text_atomic
 
 __all__ = [
     "ExportResult",
@@ -191,10 +190,6 @@ def is_current(path: str | Path, fingerprint: str) -> bool:
     return all(Path(f).exists() for f in record.get("files", [])) and bool(record.get("files"))
 
 
-def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
-
-
 def write_outputs(
     outputs: Sequence[Output],
     *,
@@ -234,17 +229,9 @@ def write_outputs(
         )
     for folder in dict.fromkeys(o.path.parent for o in outputs):
         check_writable(folder, "the export")
-    temps: list[tuple[Path, Path]] = []
-    try:
-        for output in outputs:
-            tmp = _tmp(output.path)
-            temps.append((tmp, output.path))
+    with atomic_files(*(o.path for o in outputs)) as temps:
+        for output, tmp in zip(outputs, temps, strict=True):
             output.write(tmp)
-        for tmp, final in temps:
-            os.replace(tmp, final)
-    finally:
-        for tmp, _ in temps:
-            tmp.unlink(missing_ok=True)
     files = tuple(o.path for o in outputs)
     text = canonical_json(
         {
@@ -253,8 +240,5 @@ def write_outputs(
             "created": dt.datetime.now(dt.UTC).isoformat(),
         }
     )
-    side = sidecar(record_path or files[0])
-    tmp = _tmp(side)
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, side)
+    write_text_atomic(sidecar(record_path or files[0]), text)
     return files

@@ -189,10 +189,9 @@ def render_overlay(
                 "starts earlier, or the video the session was tracked from"
             )
         fps = rate or float(fit.attrs.get("fps") or 30.0)
-        writer = VideoWriter(out, stream.width, stream.height, fps)
         result = _Drawing(fit, fitted, individuals, plan, projector, seen)
-        ok, index = False, -1
-        try:
+        index = -1
+        with VideoWriter(out, stream.width, stream.height, fps) as writer:
             for index, frame in enumerate(source.decode(stream)):
                 k = index - offset
                 if k < 0:
@@ -208,9 +207,6 @@ def render_overlay(
                     f"{video}: {index + 1} video frames, but the session has {n} frames "
                     f"starting at video frame {offset} (offset=)"
                 )
-            ok = True
-        finally:
-            writer.close(ok)
     return result.rendered(out, fps)
 
 
@@ -335,12 +331,7 @@ def render_animation(
         seen = None
     fps = float(fit.attrs.get("fps") or 30.0) / int(step)
     drawing = _Drawing(fit, fitted, individuals, plan, camera, seen)
-    writer = VideoWriter(Path(out), width, height, fps)
-    ok = False
-    try:
+    with VideoWriter(Path(out), width, height, fps) as writer:
         for k in frames:
             writer.write(drawing.draw(Image.new("RGB", (width, height), "white"), int(k)))
-        ok = True
-    finally:
-        writer.close(ok)
     return drawing.rendered(Path(out), fps)

@@ -9,7 +9,7 @@ encoded with PyAV (FFmpeg), the ``viz`` extra, imported only when a video is ren
 
 from __future__ import annotations
 
-import os
+import contextlib
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -20,6 +20,7 @@ from PIL import Image
 
 from pipeline.cameras import Camera, pack, project, read_calibration
 from pipeline.errors import InspectError
+from pipeline.store.atomic import atomic_file
 
 __all__ = ["CODEC", "Projector", "VideoWriter", "load_av", "pick_camera"]
 
@@ -129,19 +130,28 @@ def _rate(fps: float) -> Fraction:
 
 
 class VideoWriter:
-    """H.264 MP4 writer (yuv420p needs even sizes: odd ones are padded by a pixel)."""
+    """H.264 MP4 writer (yuv420p needs even sizes: odd ones are padded by a pixel).
+
+    A context manager: the video is encoded into a temporary file beside ``out``
+    (:func:`~pipeline.store.atomic.atomic_file`) and appears under its name only when the
+    block finishes without an error; otherwise nothing is left behind.
+    """
 
     def __init__(self, out: Path, width: int, height: int, fps: float) -> None:
-        self.tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp.mp4")
-        self.out = out
+        self.out = Path(out)
         self.size = (width + width % 2, height + height % 2)
-        av = load_av()
-        self.av = av
-        self.container = av.open(str(self.tmp), "w")
-        self.stream = self.container.add_stream(CODEC, rate=_rate(fps))
+        self.fps = fps
+        self.av = load_av()
+        self._file = contextlib.ExitStack()
+
+    def __enter__(self) -> VideoWriter:
+        tmp = self._file.enter_context(atomic_file(self.out))
+        self.container = self.av.open(str(tmp), "w")
+        self.stream = self.container.add_stream(CODEC, rate=_rate(self.fps))
         self.stream.width, self.stream.height = self.size
         self.stream.pix_fmt = "yuv420p"
         self.stream.options = {"crf": "18", "preset": "veryfast"}
+        return self
 
     def write(self, image: Image.Image) -> None:
         """Encode one RGB image (padded to an even size)."""
@@ -152,13 +162,12 @@ class VideoWriter:
         frame = self.av.VideoFrame.from_image(image)
         self.container.mux(self.stream.encode(frame))
 
-    def close(self, ok: bool) -> None:
-        """Finish: move the file under its name if ``ok``, else delete it."""
-        try:
-            if ok:
-                self.container.mux(self.stream.encode(None))
-            self.container.close()
-            if ok:
-                os.replace(self.tmp, self.out)
-        finally:
-            self.tmp.unlink(missing_ok=True)
+    def __exit__(self, *exc: Any) -> None:
+        with self._file:  # renames the finished file in, or removes it on an error
+            try:
+                if exc[0] is None:
+                    self.container.mux(self.stream.encode(None))
+            finally:
+                self.container.close()
+            if exc[0] is not None:
+                raise exc[1]

@@ -12,7 +12,6 @@ half-written report never appears under ``out``).
 from __future__ import annotations
 
 import dataclasses
-import os
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -38,7 +37,7 @@ from pipeline.inspect.sections import (
 )
 from pipeline.inspect.tables import provenance, summary_table, worst_frames
 from pipeline.inspect.validate import body_plan_of, time_unit
-from pipeline.store.atomic import check_writable
+from pipeline.store.atomic import check_writable, write_text_atomic
 from pipeline.store.fit import open_fit
 
 __all__ = [
@@ -258,13 +257,7 @@ def archive_report_html(
 def _write(text: str, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     check_writable(out.parent, "the report")
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return out
+    return write_text_atomic(out, text)
 
 
 def write_session_report(

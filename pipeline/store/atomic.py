@@ -7,6 +7,10 @@ at the final path is replaced only after the new one is complete, and removed la
 :func:`retry_io` runs a write, retrying an ``OSError`` a few times with a growing pause
 unless the error is one that waiting does not fix (read-only or full filesystem, no
 permission, name too long); those, and the last failed attempt, are raised.
+
+Plain files (exports, plans, reports, videos) go through :func:`atomic_files` (or
+:func:`atomic_file`, :func:`write_text_atomic`): the one place that writes a temporary
+file beside its destination and renames it in; the layout test forbids other such code.
 """
 
 from __future__ import annotations
@@ -98,6 +102,65 @@ def check_writable(folder: str | Path, what: str) -> Path:
             "stored there is unchanged"
         ) from exc
     return folder
+
+
+def temp_path(path: str | Path) -> Path:
+    """A fresh temporary name beside ``path`` that keeps its suffix.
+
+    ``<dir>/.<stem>.<pid>-<random>.tmp<suffix>``: hidden, unique per process and call, and
+    with the destination's suffix so that writers choosing a format by suffix (PyAV,
+    pandas) see the right one.
+    """
+    path = Path(path)
+    return path.with_name(f".{path.stem}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp{path.suffix}")
+
+
+@contextmanager
+def atomic_files(*paths: str | Path) -> Iterator[tuple[Path, ...]]:
+    """Write several files all together or not at all.
+
+    Yields one temporary path beside each destination (:func:`temp_path`). When the block
+    succeeds every temporary file is renamed onto its destination (an existing file is
+    replaced only then); on an exception none is, and every temporary file is removed. Files
+    are created by the writer with the user's umask, like every other output.
+
+    Parameters
+    ----------
+    *paths
+        Destinations; their folders are created if missing.
+
+    Yields
+    ------
+    tuple of Path
+        The temporary paths, in the order of ``paths``.
+    """
+    finals = [Path(p) for p in paths]
+    for folder in dict.fromkeys(p.parent for p in finals):
+        folder.mkdir(parents=True, exist_ok=True)
+    temps = tuple(temp_path(p) for p in finals)
+    try:
+        yield temps
+        for tmp, final in zip(temps, finals, strict=True):
+            os.replace(tmp, final)
+    finally:
+        for tmp in temps:
+            tmp.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_file(path: str | Path) -> Iterator[Path]:
+    """Write one file all or nothing: :func:`atomic_files` for a single destination."""
+    with atomic_files(path) as (tmp,):
+        yield tmp
+
+
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` (UTF-8, ending in a newline) to ``path``: all of it or nothing."""
+    if not text.endswith("\n"):
+        text += "\n"
+    with atomic_file(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
 
 
 @contextmanager

@@ -35,6 +35,7 @@ from pipeline.export.kimodo.retarget import build_retarget
 from pipeline.export.kimodo.skeleton import KimodoSkeleton, load_kimodo_skeleton
 from pipeline.export.kimodo.smooth import smooth_root_2d
 from pipeline.kinematics.rotations import matrix_to_quat, quat_to_rotvec
+from pipeline.store.atomic import atomic_files
 from pipeline.tracks.schema import UP_AXES
 
 __all__ = ["ExportConfig", "ExportReport", "FrameSpec", "build_entries", "export_kimodo"]
@@ -198,19 +199,9 @@ def _write(paths: dict[Path, str], overwrite: bool) -> None:
         raise FileExistsError(
             f"{', '.join(existing)}: already exists; pass --overwrite (overwrite=True) to replace"
         )
-    temps = {}
-    for path in paths:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        for path, text in paths.items():
-            tmp = path.with_name(f".{path.name}.partial")
+    with atomic_files(*paths) as temps:
+        for tmp, text in zip(temps, paths.values(), strict=True):
             tmp.write_text(text, encoding="utf-8")
-            temps[path] = tmp
-        for path, tmp in temps.items():
-            os.replace(tmp, path)
-    finally:
-        for tmp in temps.values():
-            tmp.unlink(missing_ok=True)
 
 
 def export_kimodo(

@@ -3,7 +3,8 @@
 - no import cycle in ``pipeline/`` or ``flows/``, counting imports inside functions too;
 - every exception class defined there derives from :class:`pipeline.errors.KinefitError`;
 - no test hook read from the environment by library code; no module over 400 lines;
-- the ``pipeline/`` root holds only ``__init__.py``, ``errors.py`` and folders.
+- the ``pipeline/`` root holds only ``__init__.py``, ``errors.py`` and folders;
+- temporary-file-and-rename writes only in ``pipeline.store.atomic`` (one atomic writer).
 """
 
 from __future__ import annotations
@@ -166,3 +167,10 @@ def test_only_the_hashing_module_imports_hashlib():
         if re.search(r"^\s*import hashlib", path.read_text(), re.M)
     )
     assert importers == ["pipeline.provenance.hashing"]
+
+
+def test_only_the_atomic_module_renames_files_into_place():
+    """One atomic writer: temporary-file-and-rename code lives in pipeline.store.atomic."""
+    pattern = re.compile(r"\bos\.(replace|rename)\(|\bmkstemp\(|NamedTemporaryFile\(|\.replace\(tmp")
+    writers = sorted(name for name, path in MODULES.items() if pattern.search(path.read_text()))
+    assert writers == ["pipeline.store.atomic"]
