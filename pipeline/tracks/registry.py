@@ -1,6 +1,7 @@
 """Reader registry: pick a tracks reader, check its options, apply the shared ones.
 
-Each reader is a module in :mod:`pipeline.tracks.readers` exposing
+Each reader is a module in :mod:`pipeline.tracks.readers` following the format contract
+(:mod:`pipeline.formats.contract`; :data:`REGISTRY` is the readers' registry), exposing
 
 - ``FORMAT: str``: the name users pass as ``format=`` (``--format`` on the CLI);
 - ``SUFFIXES: tuple[str, ...]``: lower-case file suffixes it may read (``".nc"``);
@@ -25,7 +26,6 @@ inside its ``read``.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import warnings
 from collections.abc import Mapping
@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from pipeline.formats.contract import Format, FormatRegistry, Wording
 from pipeline.tracks.mapping import rename_keypoints
 from pipeline.tracks.schema import UP_AXES, TracksError, validate_tracks
 from pipeline.tracks.units import UNKNOWN, canonical_unit, convert_length
@@ -59,47 +60,57 @@ READER_MODULES: tuple[str, ...] = (
 SHARED_OPTIONS: tuple[str, ...] = ("keypoint_map", "session", "unit", "up_axis")
 
 
+def _error(where: str | None, reason: str) -> TracksError:
+    return TracksError(f"{where}: {reason}" if where else reason)
+
+
+#: The tracks readers' registry (:mod:`pipeline.formats.contract`).
+REGISTRY = FormatRegistry(
+    "tracks",
+    READER_MODULES,
+    call="read",
+    error=_error,
+    wording=Wording(
+        unknown_format="unknown tracks format {name!r}; valid formats: {formats}",
+        unknown_option="the {name} reader has no option(s) {unknown}; valid options: {valid}",
+        undetected=(
+            "cannot tell the tracks format ({hint}); pass format= (--format), "
+            "valid formats: {formats}"
+        ),
+        claimed="readers for its suffix ({claimants}) do not recognize it",
+    ),
+    shared=SHARED_OPTIONS,
+    hidden=("fps",),
+)
+
+
 def readers() -> dict[str, ModuleType]:
     """Return the reader modules by ``FORMAT`` name, in priority order."""
-    out: dict[str, ModuleType] = {}
-    for name in READER_MODULES:
-        module = importlib.import_module(name)
-        out[module.FORMAT] = module
-    return out
+    return {name: fmt.declaration for name, fmt in REGISTRY.formats().items()}
+
+
+def _format(module: ModuleType) -> Format:
+    return REGISTRY.get(module.FORMAT)
 
 
 def reader_options(module: ModuleType) -> tuple[str, ...]:
     """The options a reader's ``read`` takes (its keyword-only parameters but ``fps``)."""
-    parameters = inspect.signature(module.read).parameters.values()
-    return tuple(p.name for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "fps")
+    return REGISTRY.options(_format(module))
 
 
 def valid_options(module: ModuleType) -> tuple[str, ...]:
     """Every option ``read_tracks`` accepts for ``module``, sorted: its own and the shared."""
-    return tuple(sorted(set(reader_options(module)) | set(SHARED_OPTIONS)))
+    return REGISTRY.valid_options(_format(module))
 
 
 def check_options(path: str | Path, module: ModuleType, options: Mapping[str, Any]) -> None:
     """Raise if ``options`` holds a name the reader does not take, listing the valid ones."""
-    unknown = sorted(set(options) - set(valid_options(module)))
-    if unknown:
-        raise TracksError(
-            f"{path}: the {module.FORMAT} reader has no option(s) {unknown}; "
-            f"valid options: {', '.join(valid_options(module))}"
-        )
-
-
-def _suffixes(path: Path) -> list[str]:
-    return [s.lower() for s in path.suffixes[-2:]] + [path.suffix.lower()]
-
-
-def _describe(available: dict[str, ModuleType]) -> str:
-    return "; ".join(f"{fmt} ({', '.join(m.SUFFIXES)})" for fmt, m in available.items())
+    REGISTRY.check_options(_format(module), options, path)
 
 
 def describe_formats() -> str:
     """``"movement (.nc, .zarr); npz (.npz); ..."``: the formats and their suffixes."""
-    return _describe(readers())
+    return REGISTRY.describe()
 
 
 def pick_reader(path: str | Path, format: str | None = None) -> ModuleType:
@@ -118,31 +129,7 @@ def pick_reader(path: str | Path, format: str | None = None) -> ModuleType:
         Unknown ``format`` or no reader recognizes the file; the message lists the valid
         formats and their suffixes.
     """
-    path = Path(path)
-    available = readers()
-    if format is not None:
-        if format not in available:
-            raise TracksError(
-                f"{path}: unknown tracks format {format!r}; valid formats: {_describe(available)}"
-            )
-        return available[format]
-    suffixes = set(_suffixes(path))
-    by_suffix = [m for m in available.values() if suffixes & set(m.SUFFIXES)]
-    for module in by_suffix:
-        if module.sniff(path):
-            return module
-    for module in available.values():
-        if module not in by_suffix and module.sniff(path):
-            return module
-    hint = (
-        f"readers for its suffix ({', '.join(m.FORMAT for m in by_suffix)}) do not recognize it"
-        if by_suffix
-        else f"unknown suffix {path.suffix!r}"
-    )
-    raise TracksError(
-        f"{path}: cannot tell the tracks format ({hint}); pass format= (--format), "
-        f"valid formats: {_describe(available)}"
-    )
+    return REGISTRY.pick(Path(path), format).declaration
 
 
 def with_fps(ds: xr.Dataset, fps: float | None, source: str) -> xr.Dataset:
