@@ -1,6 +1,7 @@
-"""BVH motion files: a small numpy parser and BVH forward kinematics.
+"""BVH motion files: BVH forward kinematics over the shared parser.
 
-A BVH file has a ``HIERARCHY`` of joints (``ROOT``/``JOINT`` blocks with an ``OFFSET``
+The text is parsed by :mod:`pipeline.formats.bvh_parse` (the body-plan importer's parser
+too). A BVH file has a ``HIERARCHY`` of joints (``ROOT``/``JOINT`` blocks with an ``OFFSET``
 and ``CHANNELS``, ``End Site`` blocks with an ``OFFSET`` only) and a ``MOTION`` section
 (``Frames: N``, ``Frame Time: dt``, then N lines holding every joint's channel values in
 hierarchy order).
@@ -33,97 +34,36 @@ individual.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
+from pipeline.formats import bvh_parse
+from pipeline.formats.bvh_parse import CHANNELS, Joint
 from pipeline.tracks.readers._common import fail, head_text, resolve_fps
-from pipeline.tracks.schema import make_tracks_dataset
+from pipeline.tracks.schema import TracksError, make_tracks_dataset
 from pipeline.tracks.units import UNKNOWN
 
 FORMAT = "bvh"
 SUFFIXES = (".bvh",)
 SOFTWARE = "BVH"
-CHANNELS = ("Xposition", "Yposition", "Zposition", "Xrotation", "Yrotation", "Zrotation")
 
-
-@dataclass(frozen=True)
-class Joint:
-    """One hierarchy node: a joint, or an end site (no channels)."""
-
-    name: str
-    parent: int | None
-    offset: tuple[float, ...]
-    channels: tuple[str, ...]
-    end_site: bool = False
-
-
-class _Tokens:
-    def __init__(self, path: Path, text: str):
-        self.path = path
-        self.items = text.split()
-        self.i = 0
-
-    def next(self, what: str) -> str:
-        if self.i >= len(self.items):
-            raise fail(self.path, f"file ends inside the HIERARCHY, expected {what}")
-        self.i += 1
-        return self.items[self.i - 1]
-
-    def expect(self, word: str) -> None:
-        got = self.next(repr(word))
-        if got != word:
-            raise fail(self.path, f"expected {word!r} in the HIERARCHY, got {got!r}")
-
-    def number(self, what: str) -> float:
-        token = self.next(what)
-        try:
-            return float(token)
-        except ValueError:
-            raise fail(self.path, f"{what}: {token!r} is not a number") from None
-
-
-def _parse_joint(tok: _Tokens, name: str, parent: int | None, joints: list[Joint]) -> None:
-    tok.expect("{")
-    tok.expect("OFFSET")
-    offset = tuple(tok.number(f"OFFSET of {name}") for _ in range(3))
-    index = len(joints)
-    word = tok.next(f"CHANNELS of {name}")
-    if word != "CHANNELS":
-        raise fail(tok.path, f"joint {name!r}: expected CHANNELS after OFFSET, got {word!r}")
-    count = tok.number(f"CHANNELS count of {name}")
-    if count != int(count) or not 0 <= count <= 6:
-        raise fail(tok.path, f"joint {name!r}: CHANNELS count {count} is not 0..6")
-    channels = tuple(tok.next(f"channel of {name}") for _ in range(int(count)))
-    bad = [c for c in channels if c not in CHANNELS]
-    if bad or len(set(channels)) != len(channels):
-        raise fail(
-            tok.path,
-            f"joint {name!r}: channels {list(channels)} (valid: {', '.join(CHANNELS)}, "
-            "each at most once)",
-        )
-    joints.append(Joint(name, parent, offset, channels))
-    while True:
-        word = tok.next(f"JOINT, End Site or '}}' in {name}")
-        if word == "}":
-            return
-        if word == "JOINT":
-            _parse_joint(tok, tok.next("joint name"), index, joints)
-        elif word == "End":
-            tok.expect("Site")
-            tok.expect("{")
-            tok.expect("OFFSET")
-            end = tuple(tok.number(f"End Site OFFSET of {name}") for _ in range(3))
-            tok.expect("}")
-            joints.append(Joint(f"{name}_end", index, end, (), end_site=True))
-        else:
-            raise fail(tok.path, f"joint {name!r}: unexpected {word!r} in its block")
+__all__ = [
+    "CHANNELS",
+    "FORMAT",
+    "SUFFIXES",
+    "Joint",
+    "forward_kinematics",
+    "frame_rate",
+    "parse",
+    "read",
+    "sniff",
+]
 
 
 def parse(path: str | Path) -> tuple[list[Joint], float, np.ndarray, str]:
-    """Parse a BVH file.
+    """Parse a BVH file (:mod:`pipeline.formats.bvh_parse`, shared with the importer).
 
     Returns
     -------
@@ -131,63 +71,30 @@ def parse(path: str | Path) -> tuple[list[Joint], float, np.ndarray, str]:
         Hierarchy order (parents first), end sites included.
     frame_time : float
         Seconds per frame.
-    frame_time_text : str
-        The ``Frame Time`` as printed in the file.
     motion : ndarray, shape (n_frames, n_channels)
         Channel values, joints in hierarchy order.
+    frame_time_text : str
+        The ``Frame Time`` as printed in the file.
+
+    Raises
+    ------
+    TracksError
+        No ``MOTION`` section, a malformed hierarchy or motion section (with its line),
+        no frames.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise fail(path, f"cannot read the file as UTF-8 text ({err})") from None
-    head, sep, motion_text = text.partition("MOTION")
-    if not sep:
-        raise fail(path, "no MOTION section (truncated file?)")
-    tok = _Tokens(path, head)
-    tok.expect("HIERARCHY")
-    joints: list[Joint] = []
-    while tok.i < len(tok.items):
-        tok.expect("ROOT")
-        _parse_joint(tok, tok.next("root name"), None, joints)
-    if not joints:
-        raise fail(path, "the HIERARCHY has no ROOT")
-    names = [j.name for j in joints]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise fail(path, f"duplicated joint names {dupes}")
-    lines = motion_text.strip().splitlines()
-    if len(lines) < 2 or not lines[0].strip().startswith("Frames:"):
-        raise fail(path, "MOTION must start with 'Frames: N' and 'Frame Time: dt'")
-    try:
-        n_frames = int(lines[0].split(":", 1)[1])
-    except ValueError:
-        raise fail(path, f"bad frame count line {lines[0].strip()!r}") from None
-    if not lines[1].strip().startswith("Frame Time:"):
-        raise fail(path, f"expected 'Frame Time: dt', got {lines[1].strip()!r}")
-    frame_time_text = lines[1].split(":", 1)[1].strip()
-    try:
-        frame_time = float(frame_time_text)
-    except ValueError:
-        raise fail(path, f"bad frame time line {lines[1].strip()!r}") from None
-    n_channels = sum(len(j.channels) for j in joints)
-    rows = [line.split() for line in lines[2:] if line.strip()]
-    if len(rows) != n_frames:
-        raise fail(path, f"'Frames: {n_frames}' but {len(rows)} frame lines (truncated file?)")
-    for i, row in enumerate(rows):
-        if len(row) != n_channels:
-            raise fail(
-                path,
-                f"frame {i} has {len(row)} values, the HIERARCHY declares {n_channels} "
-                "channels (truncated or malformed file)",
-            )
-    if n_frames == 0:
-        raise fail(path, "no frames")
-    try:
-        motion = np.array(rows, dtype=np.float64).reshape(n_frames, n_channels)
-    except ValueError as err:
-        raise fail(path, f"non-numeric value in the MOTION data ({err})") from None
-    return joints, frame_time, motion, frame_time_text
+
+    def failed(reason: str) -> TracksError:
+        return fail(path, reason)
+
+    text = bvh_parse.read_text(path, failed)
+    if not bvh_parse.has_motion(text):
+        raise failed("no MOTION section (truncated file?)")
+    joints = bvh_parse.hierarchy(text, failed)
+    found = bvh_parse.motion(text, sum(len(j.channels) for j in joints), failed)
+    if found.values.shape[0] == 0:
+        raise failed("no frames")
+    return joints, found.frame_time, found.values, found.frame_time_text
 
 
 def frame_rate(frame_time: float, printed: str | None = None) -> float | None:
@@ -273,7 +180,7 @@ def forward_kinematics(
 
 def sniff(path: str | Path) -> bool:
     """Return True when the file starts with ``HIERARCHY``."""
-    return head_text(path, 64).lstrip().startswith("HIERARCHY")
+    return head_text(path, 64).lstrip("\ufeff \t\r\n").startswith("HIERARCHY")
 
 
 def read(

@@ -1,7 +1,8 @@
 """BVH import: the skeleton driven by the file's channels equals the tracks reader's positions.
 
-The importer and the reader share no code beyond :mod:`pipeline.kinematics`: the importer
-has its own parser, and the plan's positions come from kinefit's forward kinematics.
+The importer and the reader share the BVH text parser (:mod:`pipeline.formats.bvh_parse`,
+checked against bvhio in ``tests/unit/formats``); the plan's positions come from kinefit's
+forward kinematics, the reader's from its own BVH forward kinematics.
 """
 
 from __future__ import annotations
