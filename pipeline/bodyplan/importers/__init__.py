@@ -1,12 +1,16 @@
 """Import other kinematic model formats as body plans: MJCF, URDF, OpenSim, BVH.
 
-One module per format; :func:`import_body_plan` picks one by suffix and content (or by
-``format=``). Every importer reads the source with the format's own engine or a
-maintained parser where one exists (MuJoCo, yourdfpy, OpenSim; BVH has its own small
-parser), records its source and conversion choices in the plan's ``x-source`` and its
-length unit in ``x-unit`` (see :attr:`~pipeline.bodyplan.BodyPlan.extras`), and raises one
-:class:`~pipeline.bodyplan.BodyPlanError` per problem, naming the file, the element and its
-line. Approximations (URDF mimic joints, OpenSim spline couplings, MJCF joint equalities)
+One module per format, each following the format contract
+(:mod:`pipeline.formats.contract`: ``FORMAT``, ``SUFFIXES``, ``sniff`` and the call
+``import_plan(path, *, <options>)``); :func:`import_body_plan` picks one by suffix and
+content (or by ``format=``) through :data:`REGISTRY` and refuses an option the
+importer's signature does not list before reading anything. Every importer reads the
+source with the format's own engine or a maintained parser where one exists (MuJoCo,
+yourdfpy, OpenSim; BVH has a small parser, shared with the BVH tracks reader), records
+its source and conversion choices in the plan's ``x-source`` and its length unit in
+``x-unit`` (see :attr:`~pipeline.bodyplan.BodyPlan.extras`), and raises one
+:class:`~pipeline.bodyplan.BodyPlanError` per problem, naming the file, the element and
+its line. Approximations (URDF mimic joints, OpenSim spline couplings, MJCF joint equalities)
 are reported with a :class:`ConversionWarning`; ``strict=True`` refuses them.
 
 ========  ===============================  =================================================
@@ -26,40 +30,47 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.bodyplan.errors import BodyPlanError
-from pipeline.bodyplan.importers import bvh, mjcf, osim, urdf
 from pipeline.bodyplan.importers._common import ConversionWarning, plan_unit
 from pipeline.bodyplan.model import BodyPlan
+from pipeline.formats.contract import FormatRegistry, Wording
 
-__all__ = ["FORMATS", "ConversionWarning", "guess_format", "import_body_plan", "plan_unit"]
+__all__ = [
+    "FORMATS",
+    "REGISTRY",
+    "ConversionWarning",
+    "guess_format",
+    "import_body_plan",
+    "plan_unit",
+]
 
-_IMPORTERS = {
-    "mjcf": mjcf.import_mjcf,
-    "urdf": urdf.import_urdf,
-    "osim": osim.import_osim,
-    "bvh": bvh.import_bvh,
-}
-#: Formats :func:`import_body_plan` reads (``json`` is the body-plan format itself).
-FORMATS: tuple[str, ...] = ("json", *_IMPORTERS)
-_SUFFIXES = {".json": "json", ".urdf": "urdf", ".osim": "osim", ".bvh": "bvh", ".mjcf": "mjcf"}
-_HEADS = (
-    ("HIERARCHY", "bvh"),
-    ("<mujoco", "mjcf"),
-    ("<robot", "urdf"),
-    ("<OpenSimDocument", "osim"),
-    ("{", "json"),
+#: Importer modules, in sniffing order.
+IMPORTER_MODULES: tuple[str, ...] = tuple(
+    f"pipeline.bodyplan.importers.{name}" for name in ("mjcf", "urdf", "osim", "bvh")
 )
-
-
-def _head(path: Path, size: int = 4096) -> str:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(size).decode("utf-8", "replace")
-    except OSError:
-        return ""
+#: The importers' registry.
+REGISTRY = FormatRegistry(
+    "body-plan",
+    IMPORTER_MODULES,
+    call="import_plan",
+    error=lambda where, reason: BodyPlanError(where or "<model>", reason),
+    wording=Wording(
+        unknown_format="format {name!r} is not importable; choose one of {names}",
+        unknown_option=(
+            "{name} import: unexpected keyword argument {quoted}; valid options: {valid}"
+        ),
+    ),
+    trust_suffix=True,
+)
+#: Formats :func:`import_body_plan` reads (``json`` is the body-plan format itself).
+FORMATS: tuple[str, ...] = ("json", "mjcf", "urdf", "osim", "bvh")
 
 
 def guess_format(path: str | os.PathLike[str]) -> str:
     """The format of a model file, from its suffix, else its first element.
+
+    A suffix one importer alone claims decides (``.urdf``, ``.osim``, ``.bvh``,
+    ``.mjcf``); ``.xml``, which several claim, and unknown suffixes go by the first
+    element (``<mujoco>``, ``<robot>``, ``<OpenSimDocument>``, ``HIERARCHY``).
 
     Parameters
     ----------
@@ -68,25 +79,14 @@ def guess_format(path: str | os.PathLike[str]) -> str:
     Returns
     -------
     str
-        One of :data:`FORMATS`; ``"json"`` when nothing else fits (so the JSON loader
-        reports what is wrong with the file).
+        One of :data:`FORMATS`; ``"json"`` for ``.json`` files and when nothing else fits
+        (so the JSON loader reports what is wrong with the file).
     """
     path = Path(os.fspath(path))
-    by_suffix = _SUFFIXES.get(path.suffix.lower())
-    if by_suffix is not None:
-        return by_suffix
-    head = _head(path)
-    # skip an XML declaration and comments: the first element decides
-    text = head.lstrip("\ufeff \t\r\n")
-    while text.startswith(("<?", "<!--")):
-        end = text.find("?>" if text.startswith("<?") else "-->")
-        if end < 0:
-            break
-        text = text[end + (2 if text.startswith("<?") else 3) :].lstrip()
-    for prefix, name in _HEADS:
-        if text.startswith(prefix):
-            return name
-    return "json"
+    if path.suffix.lower() == ".json":
+        return "json"
+    found, _ = REGISTRY.detect(path)
+    return "json" if found is None else found.name
 
 
 def import_body_plan(
@@ -100,7 +100,7 @@ def import_body_plan(
     format : {"mjcf", "urdf", "osim", "bvh"}, optional
         Default: :func:`guess_format`.
     **options
-        The importer's keyword options (see each module).
+        The importer's keyword options (its ``import_plan`` signature).
 
     Returns
     -------
@@ -109,17 +109,10 @@ def import_body_plan(
     Raises
     ------
     BodyPlanError
-        Unknown format, or whatever the importer refuses.
+        Unknown format or option (the message lists the valid ones; nothing is read), or
+        whatever the importer refuses.
     """
     path = Path(os.fspath(path))
-    chosen = format or guess_format(path)
-    if chosen not in _IMPORTERS:
-        raise BodyPlanError(
-            str(path), f"format {chosen!r} is not importable; choose one of {', '.join(_IMPORTERS)}"
-        )
-    try:
-        return _IMPORTERS[chosen](path, **options)
-    except TypeError as exc:
-        if "unexpected keyword argument" in str(exc):
-            raise BodyPlanError(str(path), f"{chosen} import: {exc}") from None
-        raise
+    fmt = REGISTRY.get(format or guess_format(path), path)
+    REGISTRY.check_options(fmt, options, path)
+    return fmt.call(path, **options)

@@ -1,15 +1,16 @@
-"""What every importer shares: the conversion warning and the last step to a plan."""
+"""What every importer shares: the conversion warning, content sniffing, the last step to a plan."""
 
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 from pipeline.bodyplan.importers._build import PlanBuilder
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.bodyplan.parse import parse_plan
 
-__all__ = ["ConversionWarning", "finish_plan", "plan_unit"]
+__all__ = ["ConversionWarning", "finish_plan", "head", "plan_unit", "starts_with"]
 
 
 class ConversionWarning(UserWarning):
@@ -55,3 +56,23 @@ def finish_plan(
 def plan_unit(plan: BodyPlan) -> str | None:
     """The plan's length unit: its ``unit`` field, else its ``x-unit`` extra."""
     return getattr(plan, "unit", None) or (plan.extras or {}).get("x-unit")
+
+
+def head(path: str | Path, size: int = 4096) -> str:
+    """The file's first ``size`` bytes as text (empty when unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(size).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def starts_with(path: str | Path, prefix: str) -> bool:
+    """True when the file's first element (past an XML declaration and comments) is ``prefix``."""
+    text = head(path).lstrip("\ufeff \t\r\n")
+    while text.startswith(("<?", "<!--")):
+        end = text.find("?>" if text.startswith("<?") else "-->")
+        if end < 0:
+            break
+        text = text[end + (2 if text.startswith("<?") else 3) :].lstrip()
+    return text.startswith(prefix)

@@ -32,13 +32,13 @@ import numpy as np
 
 from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers._build import Axis, Ball, Fixed, PlanBuilder, Step
-from pipeline.bodyplan.importers._common import finish_plan
+from pipeline.bodyplan.importers._common import finish_plan, starts_with
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.formats import bvh_parse
 from pipeline.formats.bvh_parse import Joint
 from pipeline.provenance.hashing import tree_sha256
 
-__all__ = ["import_bvh", "read_bvh_motion"]
+__all__ = ["import_plan", "sniff", "import_bvh", "read_bvh_motion"]
 
 FORMAT = "bvh"
 SUFFIXES = (".bvh",)
@@ -206,3 +206,12 @@ def read_bvh_motion(path: str | Path, *, source: str | None = None) -> tuple[np.
     nodes, _ = _parse(text, file)
     found = bvh_parse.motion(text, sum(len(n.channels) for n in nodes), _failing(file))
     return found.values, found.frame_time
+
+
+def sniff(path: str | Path) -> bool:
+    """True when the file's first element is BVH (``HIERARCHY``)."""
+    return starts_with(path, "HIERARCHY")
+
+
+#: The format contract's call (:mod:`pipeline.formats.contract`).
+import_plan = import_bvh

@@ -39,12 +39,12 @@ import numpy as np
 
 from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers._build import Axis, Ball, Fixed, PlanBuilder, Step
-from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan
+from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan, starts_with
 from pipeline.bodyplan.importers._xml import read_xml
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.provenance.hashing import tree_sha256
 
-__all__ = ["import_mjcf", "load_mujoco_model"]
+__all__ = ["import_plan", "sniff", "import_mjcf", "load_mujoco_model"]
 
 FORMAT = "mjcf"
 SUFFIXES = (".xml", ".mjcf")
@@ -310,3 +310,12 @@ def _check_equalities(m, index, joint_names, file, strict, mujoco) -> list[dict[
         warnings.warn(message, ConversionWarning, stacklevel=3)
         found.append({"element": where, "joint": j1, "coupled_to": j2, "polycoef": coef})
     return found
+
+
+def sniff(path: str | Path) -> bool:
+    """True when the file's first element is MJCF (``<mujoco>``)."""
+    return starts_with(path, "<mujoco")
+
+
+#: The format contract's call (:mod:`pipeline.formats.contract`).
+import_plan = import_mjcf

@@ -37,7 +37,7 @@ import numpy as np
 
 from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers._build import Axis, Fixed, PlanBuilder, Step, compose, inverse
-from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan
+from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan, starts_with
 from pipeline.bodyplan.importers._xml import XmlIndex, read_xml
 from pipeline.bodyplan.importers.osim_axes import (
     SUPPORTED,
@@ -50,9 +50,10 @@ from pipeline.bodyplan.importers.osim_axes import (
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.provenance.hashing import tree_sha256
 
-__all__ = ["import_osim"]
+__all__ = ["import_plan", "sniff", "import_osim"]
 
 FORMAT = "osim"
+SUFFIXES = (".osim", ".xml")
 
 
 def _opensim():
@@ -234,3 +235,12 @@ def _dof_step(ax: TransformAxis, joint: str, coords, used, entries, file) -> Axi
         {"coordinate": name, "dof": dof, "scale": slope, "offset": intercept, "joint": joint}
     )
     return Axis(ax.kind, ax.axis, dof, limits, node=joint, neutral=default)
+
+
+def sniff(path: str | Path) -> bool:
+    """True when the file's first element is OpenSim (``<OpenSimDocument>``)."""
+    return starts_with(path, "<OpenSimDocument")
+
+
+#: The format contract's call (:mod:`pipeline.formats.contract`).
+import_plan = import_osim

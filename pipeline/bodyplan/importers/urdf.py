@@ -32,15 +32,16 @@ import numpy as np
 from pipeline.bodyplan.editing import remove_joint
 from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers._build import Axis, Fixed, PlanBuilder, Step
-from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan
+from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan, starts_with
 from pipeline.bodyplan.importers._xml import XmlIndex, read_xml
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.rotations import matrix_to_quat
 from pipeline.provenance.hashing import tree_sha256
 
-__all__ = ["import_urdf"]
+__all__ = ["import_plan", "sniff", "import_urdf"]
 
 FORMAT = "urdf"
+SUFFIXES = (".urdf", ".xml")
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 
 
@@ -244,3 +245,12 @@ def _merge_fixed(plan: BodyPlan, robot, root: str) -> BodyPlan:
     for name in fixed:
         plan = remove_joint(plan, name)
     return plan
+
+
+def sniff(path: str | Path) -> bool:
+    """True when the file's first element is URDF (``<robot>``)."""
+    return starts_with(path, "<robot")
+
+
+#: The format contract's call (:mod:`pipeline.formats.contract`).
+import_plan = import_urdf
