@@ -36,12 +36,19 @@ from pipeline.cameras.fields import camera_from_table
 from pipeline.cameras.model import Camera, camera_error, check_unique_names, normalize_unit
 
 __all__ = [
+    "FORMAT",
+    "SUFFIXES",
     "cameras_from_tables",
+    "read",
+    "sniff",
     "read_toml",
     "tables_from_cameras",
     "write_json",
     "write_toml",
 ]
+
+FORMAT = "anipose"
+SUFFIXES = (".toml",)
 
 
 def cameras_from_tables(
@@ -178,3 +185,17 @@ def write_json(
     path = Path(path)
     path.write_text(json.dumps(tables_from_cameras(cameras, metadata), indent=2) + "\n")
     return path
+
+
+def sniff(path: str | Path) -> bool:
+    """True when the file parses as TOML with at least one table (a camera or metadata)."""
+    try:
+        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return any(isinstance(v, Mapping) for v in doc.values())
+
+
+def read(path: str | Path, *, unit: str | None = None) -> list[Camera]:
+    """The format contract's call: :func:`read_toml`."""
+    return read_toml(path, unit)

@@ -1,5 +1,9 @@
 """Read and write calibration files, choosing the format from the file's suffix.
 
+Each readable format follows the format contract (:mod:`pipeline.formats.contract`;
+:data:`REGISTRY`): ``anipose`` (:mod:`pipeline.cameras.anipose`) and ``opencv``
+(:mod:`pipeline.cameras.opencv`); a suffix neither claims goes by content.
+
 =====================  =====================================================  ==========
 suffix                 format                                                 write
 =====================  =====================================================  ==========
@@ -15,23 +19,40 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pipeline.cameras.anipose import read_toml, write_json, write_toml
+from pipeline.cameras.anipose import write_json, write_toml
 from pipeline.cameras.model import Camera, camera_error
-from pipeline.cameras.opencv import read_opencv
+from pipeline.formats.contract import FormatRegistry, Wording
 
 __all__ = [
     "READ_SUFFIXES",
+    "REGISTRY",
     "WRITE_SUFFIXES",
     "match_views",
     "read_calibration",
     "write_calibration",
 ]
 
+#: The calibration readers' registry.
+REGISTRY = FormatRegistry(
+    "calibration",
+    ("pipeline.cameras.anipose", "pipeline.cameras.opencv"),
+    call="read",
+    error=lambda where, reason: camera_error(where or "<calibration>", reason),
+    wording=Wording(
+        unknown_option=(
+            "the {name} calibration reader has no option(s) {unknown}; valid options: {valid}"
+        ),
+        undetected="unknown calibration format {suffix!r}; valid: {suffixes}",
+    ),
+    trust_suffix=True,
+)
 READ_SUFFIXES = (".toml", ".json", ".yml", ".yaml")
 WRITE_SUFFIXES = (".toml", ".json")
 
 
-def read_calibration(path: str | Path, unit: str | None = None) -> list[Camera]:
+def read_calibration(
+    path: str | Path, unit: str | None = None, *, format: str | None = None, **options: Any
+) -> list[Camera]:
     """Cameras of a calibration file (Anipose/Pose2Sim TOML, OpenCV-style YAML/JSON).
 
     Parameters
@@ -40,6 +61,11 @@ def read_calibration(path: str | Path, unit: str | None = None) -> list[Camera]:
     unit : str, optional
         Length unit of the extrinsics (``"m"``, ``"mm"``, ...). When omitted: the unit the
         file records (only files kinefit wrote record one), else ``"unknown"``.
+    format : {"anipose", "opencv"}, optional
+        Default: by suffix (``.toml``: anipose; ``.json``, ``.yml``, ``.yaml``: opencv),
+        else by content.
+    **options
+        The reader's other keyword options (none today: the call's signature says).
 
     Returns
     -------
@@ -49,20 +75,15 @@ def read_calibration(path: str | Path, unit: str | None = None) -> list[Camera]:
     Raises
     ------
     CameraError
-        Unknown suffix, a file that does not parse, or a missing or malformed field (the
-        message names the file, the camera and the field).
+        Unknown format, suffix or option, a file that does not parse, or a missing or
+        malformed field (the message names the file, the camera and the field).
     OSError
         The file cannot be read.
     """
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".toml":
-        return read_toml(path, unit)
-    if suffix in (".json", ".yml", ".yaml"):
-        return read_opencv(path, unit)
-    raise camera_error(
-        str(path), f"unknown calibration format {suffix!r}; valid: {', '.join(READ_SUFFIXES)}"
-    )
+    fmt = REGISTRY.pick(path, format)
+    REGISTRY.check_options(fmt, options, path)
+    return fmt.call(path, unit=unit, **options)
 
 
 def write_calibration(

@@ -28,6 +28,7 @@ import yaml
 
 from pipeline.cameras.fields import KEYS, camera_from_table
 from pipeline.cameras.model import Camera, camera_error, check_unique_names
+from pipeline.errors import CameraError
 
 __all__ = ["read_opencv"]
 
@@ -127,3 +128,27 @@ def read_opencv(path: str | Path, unit: str | None = None) -> list[Camera]:
         cameras.append(camera_from_table(table, source, default_name=str(key), unit=cam_unit))
     check_unique_names(cameras, source)
     return cameras
+
+
+FORMAT = "opencv"
+SUFFIXES = (".json", ".yml", ".yaml")
+
+
+def sniff(path: str | Path) -> bool:
+    """True when the file is ``cv2.FileStorage`` YAML, or YAML/JSON holding a mapping."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    if text.startswith("%YAML:"):
+        return True
+    try:
+        return isinstance(_parse(path), Mapping)
+    except CameraError:
+        return False
+
+
+def read(path: str | Path, *, unit: str | None = None) -> list[Camera]:
+    """The format contract's call: :func:`read_opencv`."""
+    return read_opencv(path, unit)
