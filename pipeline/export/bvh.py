@@ -33,9 +33,21 @@ from scipy.spatial.transform import Rotation
 from pipeline.bodyplan import BodyPlan
 from pipeline.bodyplan.angles import unwrap
 from pipeline.errors import ExportError
-from pipeline.export.common import Output, frame_rate, pick_individuals, split_by_individual
+from pipeline.export.common import (
+    Output,
+    frame_rate,
+    pick_individuals,
+    split_by_individual,
+    written_by,
+)
 from pipeline.kinematics import forward_kinematics
 from pipeline.kinematics.rotations import quat_to_matrix
+
+#: The format contract's declaration (:mod:`pipeline.formats.contract`).
+FORMAT = "bvh"
+SUFFIXES = (".bvh",)
+SUMMARY = "BVH skeleton and motion"
+sniff = written_by(FORMAT)
 
 __all__ = ["ROTATION_ORDERS", "bvh_text", "outputs"]
 

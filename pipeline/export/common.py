@@ -15,6 +15,7 @@ re-exports only the sessions whose fit (or export settings) changed.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import warnings
@@ -39,12 +40,14 @@ __all__ = [
     "fit_plan",
     "frame_rate",
     "is_current",
+    "jsonable",
     "length_unit",
     "pick_individuals",
     "read_record",
     "sidecar",
     "split_by_individual",
     "write_outputs",
+    "written_by",
 ]
 
 SIDECAR_SUFFIX = ".kinefit-export.json"
@@ -151,20 +154,25 @@ def export_fingerprint(
         {
             "exporter": exporter,
             "format_version": format_version,
-            "options": _jsonable(options),
+            "options": jsonable(options),
             "fit": fit.attrs.get("fingerprint"),
             "kinefit": kinefit_version(),
         }
     )
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """``value`` as JSON data: mappings, sequences, paths, dataclasses and arrays converted."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [jsonable(v) for v in value]
     if isinstance(value, Path):
         return str(value)
+    if isinstance(value, np.generic):
+        return value.item()
     return value
 
 
@@ -180,6 +188,21 @@ def read_record(path: str | Path) -> dict[str, Any] | None:
         return json.loads(sidecar(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def written_by(exporter: str) -> Callable[[str | Path], bool]:
+    """An exporter's ``sniff``: True when the file's fingerprint record names ``exporter``.
+
+    What a file holds does not tell which exporter wrote it (a ``.json`` or ``.nc`` could
+    come from anywhere); the sidecar record (:func:`sidecar`) does.
+    """
+
+    def sniff(path: str | Path) -> bool:
+        record = read_record(path)
+        return bool(record) and record.get("exporter") == exporter and Path(path).exists()
+
+    sniff.__doc__ = f"True when ``path`` was written by the {exporter} exporter (its record)."
+    return sniff
 
 
 def is_current(path: str | Path, fingerprint: str) -> bool:
@@ -225,7 +248,7 @@ def write_outputs(
     existing = [str(o.path) for o in outputs if o.path.exists()]
     if existing and not overwrite:
         raise FileExistsError(
-            f"{existing[0]}: already exists; pass overwrite (--overwrite) to replace it"
+            f"{', '.join(existing)}: already exists; pass overwrite (--overwrite) to replace it"
         )
     for folder in dict.fromkeys(o.path.parent for o in outputs):
         check_writable(folder, "the export")

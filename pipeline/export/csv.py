@@ -21,8 +21,13 @@ import xarray as xr
 from pipeline.bodyplan import BodyPlan
 from pipeline.bodyplan.angles import joint_angles
 from pipeline.errors import ExportError
-from pipeline.export.common import Output, length_unit, pick_individuals
-from pipeline.export.registry import export
+from pipeline.export.common import Output, length_unit, pick_individuals, written_by
+
+#: The format contract's declaration (:mod:`pipeline.formats.contract`).
+FORMAT = "csv"
+SUFFIXES = (".csv",)
+SUMMARY = "DOFs, root pose, named angles"
+sniff = written_by(FORMAT)
 
 __all__ = ["export_csv", "outputs", "trajectory_table"]
 
@@ -149,5 +154,7 @@ def export_csv(
     ExportError
         ``individual`` is not in the fit (the message lists the individuals).
     """
+    from pipeline.export.registry import export  # the registry imports this module
+
     result = export("csv", fit, out, overwrite=overwrite, individual=individual, angles=angles)
     return result.files[0]

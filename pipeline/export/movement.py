@@ -21,8 +21,14 @@ import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
 from pipeline.errors import ExportError
-from pipeline.export.common import Output, pick_individuals
+from pipeline.export.common import Output, pick_individuals, written_by
 from pipeline.store.fit import fitted_poses
+
+#: The format contract's declaration (:mod:`pipeline.formats.contract`).
+FORMAT = "movement"
+SUFFIXES = (".nc",)
+SUMMARY = "movement poses dataset"
+sniff = written_by(FORMAT)
 
 __all__ = ["outputs", "poses_dataset"]
 

@@ -40,7 +40,14 @@ from pipeline.export.common import (
     length_unit,
     pick_individuals,
     split_by_individual,
+    written_by,
 )
+
+#: The format contract's declaration (:mod:`pipeline.formats.contract`).
+FORMAT = "nwb"
+SUFFIXES = (".nwb",)
+SUMMARY = "NWB: ndx-pose keypoints, angles"
+sniff = written_by(FORMAT)
 
 __all__ = ["outputs"]
 

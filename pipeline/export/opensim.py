@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Literal
 
 import numpy as np
@@ -37,10 +38,11 @@ from pipeline.export.common import (
     length_unit,
     pick_individuals,
     split_by_individual,
+    written_by,
 )
 from pipeline.store.tracks import open_tracks
 
-__all__ = ["mot_outputs", "observed_keypoints", "trc_outputs"]
+__all__ = ["MOT", "TRC", "mot_outputs", "observed_keypoints", "trc_outputs"]
 
 Keypoints = Literal["fitted", "observed", "both"]
 
@@ -211,3 +213,20 @@ def mot_outputs(
         text = mot_text(path.stem, time, columns)
         result.append(Output(path, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8")))
     return result
+
+
+#: The two formats' declarations for the format contract (:mod:`pipeline.formats.contract`).
+TRC = SimpleNamespace(
+    FORMAT="trc",
+    SUFFIXES=(".trc",),
+    SUMMARY="OpenSim markers (.trc)",
+    sniff=written_by("trc"),
+    outputs=trc_outputs,
+)
+MOT = SimpleNamespace(
+    FORMAT="mot",
+    SUFFIXES=(".mot",),
+    SUMMARY="OpenSim coordinates (.mot)",
+    sniff=written_by("mot"),
+    outputs=mot_outputs,
+)

@@ -26,11 +26,22 @@ import xarray as xr
 from pipeline.bodyplan import BodyPlan
 from pipeline.bodyplan.engine_config import engine_of, to_engine_configuration
 from pipeline.errors import BodyPlanError, ExportError
-from pipeline.export.common import Output, frame_rate, pick_individuals, split_by_individual
+from pipeline.export.common import (
+    Output,
+    frame_rate,
+    pick_individuals,
+    split_by_individual,
+    written_by,
+)
+
+#: The format contract's declaration (:mod:`pipeline.formats.contract`).
+FORMAT = "qpos"
+SUFFIXES = (".npz", ".csv")
+SUMMARY = "engine coordinates (qpos)"
+sniff = written_by(FORMAT)
 
 __all__ = ["engine_coordinates", "outputs"]
 
-_SUFFIXES = (".npz", ".csv")
 _ROOT = ("x", "y", "z", "qw", "qx", "qy", "qz")
 
 
@@ -129,7 +140,7 @@ def outputs(
         No engine mapping, unknown suffix or individual.
     """
     engine = _engine(plan)
-    if out.suffix.lower() not in _SUFFIXES:
+    if out.suffix.lower() not in SUFFIXES:
         raise ExportError(f"qpos export: {out}: suffix {out.suffix!r}; valid: .npz, .csv")
     fps = frame_rate(fit, "qpos export")
     time = np.asarray(fit["time"].values, dtype=np.float64)

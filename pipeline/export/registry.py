@@ -10,21 +10,26 @@ mot        .mot     OpenSim coordinates of a plan imported from .osim     no    
 nwb        .nwb     ndx-pose PoseEstimation + joint angles TimeSeries     yes     ``nwb`` extra
 qpos       .npz     engine coordinates (MuJoCo qpos / URDF q) per frame   no      -
 movement   .nc      fitted_position as a movement poses dataset           no      -
-kimodo     .json    Kimodo constraints (needs a Kimodo skeleton: CLI      no      -
-                    ``kinefit export kimodo``, not automatic)
+kimodo     .json    Kimodo constraints and meta.json (needs options       no      -
+                    ``skeleton_file``, ``skeleton``: not automatic)
 ========== ======== ===================================================== ======= =========
 
-An exporter is a module function ``outputs(fit, plan, out, *, <options>) ->
-list[Output]`` (see :mod:`pipeline.export.common`): it checks everything, then says
-which files it would write. :func:`export` opens the fit store, runs it, and writes the
-files atomically with their fingerprint record. Modules are imported when used, so an
-exporter's optional dependency (pynwb) is only needed by that exporter.
+Each exporter follows the format contract (:mod:`pipeline.formats.contract`; the
+registry is :data:`REGISTRY`): its module (or an object in one, for the two OpenSim
+formats) declares ``FORMAT``, ``SUFFIXES`` (the first is the default), ``SUMMARY`` (one
+line for help texts), ``sniff`` (:func:`~pipeline.export.common.written_by`: the file's
+fingerprint record names the exporter), optionally ``AUTOMATIC = False`` (it needs
+options, so ``outputs.exports`` cannot list it) and ``FORMAT_VERSION`` (bumped when its
+output changes, so earlier exports become stale), and the call ``outputs(fit, plan, out,
+*, <options>) -> list[Output]`` (see :mod:`pipeline.export.common`): it checks
+everything, then says which files it would write. :func:`export` refuses an option the
+call does not take, opens the fit store, runs it, and writes the files atomically with
+their fingerprint record (:func:`write_export`). A call that takes ``source`` gets the fit
+store's path for its messages; other exporters' errors are prefixed with it.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,36 +38,64 @@ from typing import Any
 from pipeline.errors import ExportError
 from pipeline.export.common import (
     ExportResult,
+    Output,
     export_fingerprint,
     fit_plan,
     is_current,
+    jsonable,
     read_record,
     write_outputs,
 )
+from pipeline.formats.contract import Format, FormatRegistry, Wording
 from pipeline.store.fit import open_fit
 
 __all__ = [
     "AUTOMATIC_EXPORTS",
     "EXPORTERS",
+    "EXPORTER_MODULES",
     "EXPORT_NAMES",
+    "REGISTRY",
     "ExporterSpec",
     "default_output",
     "export",
     "exporter_options",
     "get_exporter",
+    "write_export",
 ]
+
+#: The exporters' declarations, in table order.
+EXPORTER_MODULES: tuple[str, ...] = (
+    "pipeline.export.csv",
+    "pipeline.export.bvh",
+    "pipeline.export.opensim:TRC",
+    "pipeline.export.opensim:MOT",
+    "pipeline.export.nwb",
+    "pipeline.export.qpos",
+    "pipeline.export.movement",
+    "pipeline.export.kimodo.export",
+)
+#: The exporters' registry.
+REGISTRY = FormatRegistry(
+    "export",
+    EXPORTER_MODULES,
+    call="outputs",
+    error=lambda where, reason: ExportError(f"{where}: {reason}" if where else reason),
+    wording=Wording(
+        unknown_format="unknown export format {name!r}; valid formats: {names}",
+        unknown_option="{name} export: unknown option(s) {listed}; valid options: {valid}",
+    ),
+    hidden=("source",),
+)
 
 
 @dataclass(frozen=True)
 class ExporterSpec:
-    """One row of the table.
+    """One exporter, as its declaration gives it.
 
     Attributes
     ----------
     name : str
         What users type (``kinefit export <name>``, ``outputs.exports``).
-    module, function : str
-        Where the ``outputs`` function lives.
     suffix : str
         Default file suffix.
     summary : str
@@ -73,49 +106,38 @@ class ExporterSpec:
         Can run with default options (``outputs.exports``, the reprocess flow).
     format_version : int
         Bumped when the exporter's output changes, so earlier exports become stale.
+    format : Format
+        Its entry in :data:`REGISTRY`.
     """
 
     name: str
-    module: str
-    function: str
     suffix: str
     summary: str
-    angles: bool = False
-    automatic: bool = True
-    format_version: int = 1
+    angles: bool
+    automatic: bool
+    format_version: int
+    format: Format
 
     def resolve(self) -> Callable[..., Any]:
-        """The ``outputs`` function (imports its module)."""
-        return getattr(importlib.import_module(self.module), self.function)
+        """The ``outputs`` function."""
+        return self.format.call
 
 
-_ROWS = (
-    ExporterSpec(
-        "csv", "pipeline.export.csv", "outputs", ".csv", "DOFs, root pose, named angles", True
-    ),
-    ExporterSpec("bvh", "pipeline.export.bvh", "outputs", ".bvh", "BVH skeleton and motion"),
-    ExporterSpec("trc", "pipeline.export.opensim", "trc_outputs", ".trc", "OpenSim markers (.trc)"),
-    ExporterSpec(
-        "mot", "pipeline.export.opensim", "mot_outputs", ".mot", "OpenSim coordinates (.mot)"
-    ),
-    ExporterSpec(
-        "nwb", "pipeline.export.nwb", "outputs", ".nwb", "NWB: ndx-pose keypoints, angles", True
-    ),
-    ExporterSpec("qpos", "pipeline.export.qpos", "outputs", ".npz", "engine coordinates (qpos)"),
-    ExporterSpec(
-        "movement", "pipeline.export.movement", "outputs", ".nc", "movement poses dataset"
-    ),
-    ExporterSpec(
-        "kimodo",
-        "pipeline.export.kimodo",
-        "export_kimodo",
-        ".json",
-        "Kimodo constraints (kinefit export kimodo)",
-        automatic=False,
-    ),
-)
+def _spec(fmt: Format) -> ExporterSpec:
+    declared = fmt.declaration
+    return ExporterSpec(
+        name=fmt.name,
+        suffix=fmt.suffixes[0],
+        summary=declared.SUMMARY,
+        angles="angles" in REGISTRY.options(fmt),
+        automatic=getattr(declared, "AUTOMATIC", True),
+        format_version=getattr(declared, "FORMAT_VERSION", 1),
+        format=fmt,
+    )
+
+
 #: name -> spec, in table order.
-EXPORTERS: dict[str, ExporterSpec] = {row.name: row for row in _ROWS}
+EXPORTERS: dict[str, ExporterSpec] = {n: _spec(f) for n, f in REGISTRY.formats().items()}
 #: Every exporter's name.
 EXPORT_NAMES: tuple[str, ...] = tuple(EXPORTERS)
 #: The exporters ``outputs.exports`` may list (they run with default options).
@@ -124,6 +146,12 @@ AUTOMATIC_EXPORTS: tuple[str, ...] = tuple(n for n, s in EXPORTERS.items() if s.
 
 def get_exporter(name: str, *, automatic: bool = True) -> ExporterSpec:
     """The spec of exporter ``name``.
+
+    Parameters
+    ----------
+    name : str
+    automatic : bool
+        Only the exporters that run with default options (:data:`AUTOMATIC_EXPORTS`).
 
     Raises
     ------
@@ -137,22 +165,56 @@ def get_exporter(name: str, *, automatic: bool = True) -> ExporterSpec:
 
 
 def exporter_options(spec: ExporterSpec) -> tuple[str, ...]:
-    """The keyword-only options of an exporter's ``outputs`` function."""
-    parameters = inspect.signature(spec.resolve()).parameters.values()
-    return tuple(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)
-
-
-def _with_defaults(spec: ExporterSpec, options: dict[str, Any]) -> dict[str, Any]:
-    """The options with every default filled in (equal settings, equal fingerprints)."""
-    parameters = inspect.signature(spec.resolve()).parameters.values()
-    defaults = {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY}
-    return {**defaults, **options}
+    """The options of an exporter's ``outputs`` function (its keyword-only parameters)."""
+    return REGISTRY.options(spec.format)
 
 
 def default_output(fit: str | Path, name: str) -> Path:
     """Where an export of a fit store goes by default: beside it, the format's suffix."""
     path = Path(fit)
-    return path.with_name(f"{path.name.removesuffix('.zarr')}{get_exporter(name).suffix}")
+    suffix = get_exporter(name, automatic=False).suffix
+    return path.with_name(f"{path.name.removesuffix('.zarr')}{suffix}")
+
+
+def write_export(
+    spec: ExporterSpec,
+    fit: str | Path,
+    ds: Any,
+    target: Path,
+    options: dict[str, Any],
+    outputs: list[Output],
+    *,
+    overwrite: bool,
+) -> ExportResult:
+    """Write an exporter's files atomically with the fingerprint record every export has.
+
+    Parameters
+    ----------
+    spec : ExporterSpec
+    fit : str or Path
+        The fit store (recorded).
+    ds : xarray.Dataset
+        The opened fit store (its fingerprint is recorded).
+    target : Path
+        The requested output; its sidecar holds the record.
+    options : dict
+        The exporter's options, every default filled in (recorded and fingerprinted).
+    outputs : list of Output
+        What the exporter would write.
+    overwrite : bool
+        Replace existing files.
+    """
+    fingerprint = export_fingerprint(spec.name, spec.format_version, ds, options)
+    record = {
+        "exporter": spec.name,
+        "format_version": spec.format_version,
+        "fingerprint": fingerprint,
+        "fit": str(fit),
+        "fit_fingerprint": ds.attrs.get("fingerprint"),
+        "options": jsonable(options),
+    }
+    files = write_outputs(outputs, overwrite=overwrite, record=record, record_path=target)
+    return ExportResult(spec.name, files, fingerprint)
 
 
 def export(
@@ -169,7 +231,9 @@ def export(
     Parameters
     ----------
     name : str
-        One of :data:`AUTOMATIC_EXPORTS` (``kimodo`` has its own entry point).
+        One of :data:`EXPORT_NAMES` (``kimodo`` needs its ``skeleton_file`` and
+        ``skeleton`` options; :func:`pipeline.export.kimodo.export_kimodo` also reports
+        what it wrote).
     fit : str or Path
         A complete fit store.
     out : str or Path, optional
@@ -194,35 +258,26 @@ def export(
     FileExistsError
         A file exists and neither ``overwrite`` nor a current fingerprint allows it.
     """
-    spec = get_exporter(name)
-    valid = exporter_options(spec)
-    unknown = sorted(set(options) - set(valid))
-    if unknown:
-        raise ExportError(
-            f"{name} export: unknown option(s) {', '.join(unknown)}; valid options: "
-            f"{', '.join(valid) or 'none'}"
-        )
+    spec = get_exporter(name, automatic=False)
+    REGISTRY.check_options(spec.format, options)
     target = Path(out) if out is not None else default_output(fit, name)
-    options = _with_defaults(spec, options)
+    options = {**spec.format.defaults(), **options}
+    takes_source = "source" in options
+    options.pop("source", None)
     ds = open_fit(fit)
     fingerprint = export_fingerprint(name, spec.format_version, ds, options)
     if skip_current and is_current(target, fingerprint):
         record = read_record(target) or {}
         files = tuple(Path(f) for f in record.get("files", [target]))
         return ExportResult(name, files, fingerprint, skipped=True)
-    try:
-        outputs = spec.resolve()(ds, fit_plan(ds), target, **options)
-    except ExportError as exc:
-        raise ExportError(f"{fit}: {exc}") from None
-    record = {
-        "exporter": name,
-        "format_version": spec.format_version,
-        "fingerprint": fingerprint,
-        "fit": str(fit),
-        "fit_fingerprint": ds.attrs.get("fingerprint"),
-        "options": {k: str(v) if isinstance(v, Path) else v for k, v in options.items()},
-    }
-    files = write_outputs(
-        outputs, overwrite=overwrite or skip_current, record=record, record_path=target
+    call = spec.resolve()
+    if takes_source:
+        outputs = call(ds, fit_plan(ds), target, source=str(fit), **options)
+    else:
+        try:
+            outputs = call(ds, fit_plan(ds), target, **options)
+        except ExportError as exc:
+            raise ExportError(f"{fit}: {exc}") from None
+    return write_export(
+        spec, fit, ds, target, options, outputs, overwrite=overwrite or skip_current
     )
-    return ExportResult(name, files, fingerprint)

@@ -83,8 +83,9 @@ class Wording:
     Fields the templates may use: ``kind``, ``name`` (the format asked for), ``names``
     (the valid format names), ``formats`` (``"name (.a, .b); ..."``), ``suffixes`` (every
     suffix claimed), ``suffix`` (the file's), ``hint`` (why no format was found),
-    ``unknown`` (the unknown option names as a list), ``quoted`` (the same, quoted and
-    comma-separated) and ``valid`` (the valid options, comma-separated, or ``none``);
+    ``unknown`` (the unknown option names as a list), ``listed`` and ``quoted`` (the
+    same, comma-separated, bare or quoted) and ``valid`` (the valid options,
+    comma-separated, or ``none``);
     ``claimed`` / ``unclaimed`` are the ``hint`` when formats claim the suffix (their names
     in ``claimants``) but none recognizes the file, or when none claims it.
     """
@@ -218,6 +219,7 @@ class FormatRegistry:
                 self.wording.unknown_option,
                 name=fmt.name,
                 unknown=unknown,
+                listed=", ".join(unknown),
                 quoted=", ".join(map(repr, unknown)),
                 valid=", ".join(self.valid_options(fmt)) or "none",
             )

@@ -4,14 +4,13 @@
 ``root_position``, ``root_orientation`` and ``joint_rotation``: local rotations are never
 re-derived from positions), carries it onto a Kimodo skeleton
 (:mod:`~pipeline.export.kimodo.motion`), and writes the entries chosen in
-:class:`ExportConfig`: a ``root2d`` path (dense or waypoints, optionally with
-``global_root_heading``), ``fullbody`` keyframes, the four named hand/foot types and a
-generic ``end-effector``. Keyframe entries carry rotation vectors for all ``J`` joints in
-skeleton order, the root position and the smoothed root at their frames (the same values
-as the ``root2d`` path, so no two entries disagree). Clips longer than 300 frames are
-split into prompt segments in ``meta.json``. The file is validated with the reader's own
-checks before it is written; both files appear atomically, and existing files are kept
-unless ``overwrite``.
+:class:`ExportConfig` (:func:`~pipeline.export.kimodo.entries.build_entries`: a ``root2d``
+path, ``fullbody`` keyframes, the named hand/foot types, a generic ``end-effector``).
+Clips longer than 300 frames are split into prompt segments in ``meta.json``. The file is
+validated with the reader's own checks before it is written. It follows the exporters'
+contract (:func:`outputs` is its call in :mod:`pipeline.export.registry`): both files
+appear atomically with the fingerprint record every export has, and existing files are
+kept unless ``overwrite``.
 """
 
 from __future__ import annotations
@@ -21,33 +20,40 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+import xarray as xr
 
-from pipeline.bodyplan import load_body_plan
+from pipeline.bodyplan import BodyPlan
+from pipeline.export.common import Output, fit_plan, written_by
 from pipeline.export.kimodo.config import ExportConfig, FrameSpec
 from pipeline.export.kimodo.constraints import KimodoWarning, parse_constraints
+from pipeline.export.kimodo.entries import build_entries
 from pipeline.export.kimodo.errors import KimodoError
 from pipeline.export.kimodo.meta import FPS, meta_dict, segment_lengths
 from pipeline.export.kimodo.motion import KimodoMotion, kimodo_motion, resample_pose, unit_scale
 from pipeline.export.kimodo.retarget import build_retarget
 from pipeline.export.kimodo.skeleton import KimodoSkeleton, load_kimodo_skeleton
-from pipeline.export.kimodo.smooth import smooth_root_2d
-from pipeline.kinematics.rotations import matrix_to_quat, quat_to_rotvec
-from pipeline.store.atomic import atomic_files
 from pipeline.tracks.schema import UP_AXES
 
-__all__ = ["ExportConfig", "ExportReport", "FrameSpec", "build_entries", "export_kimodo"]
+__all__ = [
+    "FORMAT",
+    "SUFFIXES",
+    "ExportConfig",
+    "ExportReport",
+    "FrameSpec",
+    "build_entries",
+    "export_kimodo",
+    "outputs",
+    "sniff",
+]
 
-#: Kimodo works best with fewer keyframes than this per constraint type.
-SPARSE_LIMIT = 20
-_NAMED = {
-    "left-hand": "left_hand",
-    "right-hand": "right_hand",
-    "left-foot": "left_foot",
-    "right-foot": "right_foot",
-}
+#: The format contract's declaration (:mod:`pipeline.formats.contract`).
+FORMAT = "kimodo"
+SUFFIXES = (".json",)
+SUMMARY = "Kimodo constraints (kinefit export kimodo)"
+AUTOMATIC = False  # needs skeleton_file and skeleton
+sniff = written_by(FORMAT)
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,77 +80,6 @@ class ExportReport:
     frames: dict[str, int]
     motion: KimodoMotion
     bound: np.ndarray
-
-
-def _f32(a: np.ndarray) -> list[Any]:
-    return np.asarray(a, dtype=np.float32).tolist()
-
-
-def _keyframe(kind: str, frames: np.ndarray, motion: KimodoMotion, smooth: np.ndarray) -> dict:
-    rotvec = quat_to_rotvec(matrix_to_quat(motion.local_rot[frames]))
-    return {
-        "type": kind,
-        "frame_indices": [int(f) for f in frames],
-        "local_joints_rot": _f32(rotvec),
-        "root_positions": _f32(motion.root_positions[frames]),
-        "smooth_root_2d": _f32(smooth[frames]),
-    }
-
-
-def build_entries(motion: KimodoMotion, config: ExportConfig) -> list[dict[str, Any]]:
-    """The constraint entries ``config`` asks for, as JSON-ready dicts.
-
-    Parameters
-    ----------
-    motion : KimodoMotion
-    config : ExportConfig
-
-    Returns
-    -------
-    list of dict
-        ``root2d`` first, then ``fullbody``, the named hand/foot types and
-        ``end-effector``; float values rounded to float32 as Kimodo's saver does.
-    """
-    n = motion.n_frames
-    smooth = smooth_root_2d(motion.root_positions[:, [0, 2]])
-    entries: list[dict[str, Any]] = []
-    if config.root2d != "off":
-        frames = np.arange(n)
-        if config.root2d == "waypoints":
-            frames = np.unique(np.append(np.arange(0, n, config.root2d_every), n - 1))
-        entry: dict[str, Any] = {
-            "type": "root2d",
-            "frame_indices": [int(f) for f in frames],
-            "smooth_root_2d": _f32(smooth[frames]),
-        }
-        if config.root2d_heading:
-            theta = motion.heading[frames]
-            entry["global_root_heading"] = _f32(np.stack([np.cos(theta), np.sin(theta)], -1))
-        entries.append(entry)
-    specs = [("fullbody", config.fullbody)]
-    specs += [(kind, getattr(config, attr)) for kind, attr in _NAMED.items()]
-    specs.append(("end-effector", config.end_effector))
-    for kind, spec in specs:
-        if not spec:
-            continue
-        frames = spec.resolve(n, kind)
-        if frames.size >= SPARSE_LIMIT:
-            warnings.warn(
-                f"{kind}: {frames.size} keyframes; Kimodo works best with fewer than "
-                f"{SPARSE_LIMIT} per constraint type",
-                KimodoWarning,
-                stacklevel=2,
-            )
-        entry = _keyframe(kind, frames, motion, smooth)
-        if kind == "end-effector":
-            entry["joint_names"] = list(config.end_effector_joints)
-        entries.append(entry)
-    if not entries:
-        raise KimodoError(
-            "nothing to export: choose root2d and/or keyframes (fullbody, left-hand, "
-            "right-hand, left-foot, right-foot, end-effector)"
-        )
-    return entries
 
 
 def _pick_individual(fit, config: ExportConfig, where: str) -> str:
@@ -193,15 +128,109 @@ def _fit_pose(fit, plan, config: ExportConfig, where: str):
     return times[keep], *pose
 
 
-def _write(paths: dict[Path, str], overwrite: bool) -> None:
-    existing = [str(p) for p in paths if p.exists()]
-    if existing and not overwrite:
-        raise FileExistsError(
-            f"{', '.join(existing)}: already exists; pass --overwrite (overwrite=True) to replace"
+def _text_output(path: Path, text: str) -> Output:
+    return Output(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def _meta_path(out: Path, meta: str | os.PathLike[str] | None) -> Path:
+    meta_path = Path(meta) if meta is not None else out.with_name("meta.json")
+    if meta_path.resolve() == out.resolve():
+        raise KimodoError(f"{out}: the constraints file and meta.json must differ")
+    return meta_path
+
+
+def _prepare(
+    fit: xr.Dataset,
+    plan: BodyPlan,
+    out: Path,
+    sk: KimodoSkeleton,
+    config: ExportConfig,
+    meta_path: Path,
+    where: str,
+) -> tuple[list[Output], ExportReport]:
+    """The two files' outputs and the report: everything checked, nothing written."""
+    retarget = build_retarget(plan, sk, config.name_map, where=where)
+    _warn_untransferred(plan, retarget)
+    scale = unit_scale(config.unit or fit.attrs.get("unit"), where)
+    up = config.up_axis or fit.attrs.get("up_axis")
+    if up not in UP_AXES:
+        what = "does not record its up axis" if up is None else f"has up axis {up!r}"
+        raise KimodoError(f"{where}: the fit {what}; pass one of {', '.join(UP_AXES)} (--up-axis)")
+    times, position, orientation, rotation = _fit_pose(fit, plan, config, where)
+    times, position, orientation, rotation = resample_pose(
+        times, position, orientation, rotation, FPS
+    )
+    motion = kimodo_motion(
+        retarget,
+        times,
+        position,
+        orientation,
+        rotation,
+        scale=scale,
+        up_axis=up,
+        floor=config.floor,
+    )
+    entries = build_entries(motion, config)
+    text = "[\n" + ",\n".join(json.dumps(e, allow_nan=False) for e in entries) + "\n]\n"
+    parse_constraints(json.loads(text), sk, source=str(out), n_frames=motion.n_frames)
+    lengths = segment_lengths(motion.n_frames, config.max_segment_frames)
+    meta_text = json.dumps(meta_dict(lengths, config.text), indent=1) + "\n"
+    counts = {e["type"]: len(e["frame_indices"]) for e in entries}
+    report = ExportReport(out, meta_path, tuple(lengths), counts, motion, retarget.bound(scale))
+    return [_text_output(out, text), _text_output(meta_path, meta_text)], report
+
+
+def outputs(
+    fit: xr.Dataset,
+    plan: BodyPlan,
+    out: Path,
+    *,
+    skeleton_file: str | os.PathLike[str] | None = None,
+    skeleton: str | None = None,
+    config: ExportConfig | None = None,
+    meta: str | os.PathLike[str] | None = None,
+    source: str | None = None,
+) -> list[Output]:
+    """The exporters' call (:mod:`pipeline.export.registry`): the constraints file and meta.json.
+
+    Parameters
+    ----------
+    fit : xarray.Dataset
+        An opened fit store.
+    plan : BodyPlan
+        Its body plan.
+    out : Path
+        Constraints JSON.
+    skeleton_file : str or PathLike
+        Kimodo skeletons JSON (required).
+    skeleton : str
+        Target skeleton's name in it (required).
+    config : ExportConfig, optional
+        What to write; default a dense root path with headings.
+    meta : str or PathLike, optional
+        ``meta.json``; default ``meta.json`` beside ``out``.
+    source : str, optional
+        The fit store's path, for messages (the registry passes it).
+
+    Returns
+    -------
+    list of Output
+        The constraints file, then ``meta.json``.
+
+    Raises
+    ------
+    KimodoError
+        A missing skeleton option, or whatever :func:`export_kimodo` refuses.
+    """
+    where = source or "the fit"
+    if skeleton_file is None or skeleton is None:
+        raise KimodoError(
+            f"{where}: the kimodo export needs skeleton_file= and skeleton= "
+            "(--skeleton-file, --skeleton)"
         )
-    with atomic_files(*paths) as temps:
-        for tmp, text in zip(temps, paths.values(), strict=True):
-            tmp.write_text(text, encoding="utf-8")
+    sk = load_kimodo_skeleton(skeleton_file, str(skeleton))
+    config = config or ExportConfig()
+    return _prepare(fit, plan, Path(out), sk, config, _meta_path(Path(out), meta), where)[0]
 
 
 def export_kimodo(
@@ -215,6 +244,10 @@ def export_kimodo(
     overwrite: bool = False,
 ) -> ExportReport:
     """Write one individual of a fit store as Kimodo constraints plus ``meta.json``.
+
+    The exporters' contract (:func:`pipeline.export.registry.write_export`): both files
+    appear atomically, with the fingerprint record every export has (a hidden sidecar
+    beside ``out``); this entry point also returns what was written.
 
     Parameters
     ----------
@@ -244,14 +277,13 @@ def export_kimodo(
     FileExistsError
         ``out`` or ``meta`` exists and ``overwrite`` is false (nothing is written).
     """
+    from pipeline.export.registry import get_exporter, write_export
     from pipeline.store.fit import open_fit
 
     config = config or ExportConfig()
     where = str(fit_path)
     out = Path(out)
-    meta_path = Path(meta) if meta is not None else out.with_name("meta.json")
-    if meta_path.resolve() == out.resolve():
-        raise KimodoError(f"{out}: the constraints file and meta.json must differ")
+    meta_path = _meta_path(out, meta)
     if not overwrite and (out.exists() or meta_path.exists()):
         existing = [str(p) for p in (out, meta_path) if p.exists()]
         raise FileExistsError(
@@ -260,36 +292,17 @@ def export_kimodo(
     sk = skeleton if isinstance(skeleton, KimodoSkeleton) else None
     sk = sk or load_kimodo_skeleton(skeleton_file, str(skeleton))
     fit = open_fit(fit_path)
-    plan = load_body_plan(json.loads(fit.attrs["body_plan"]), source=f"{where} (body_plan)")
-    retarget = build_retarget(plan, sk, config.name_map, where=where)
-    _warn_untransferred(plan, retarget)
-    scale = unit_scale(config.unit or fit.attrs.get("unit"), where)
-    up = config.up_axis or fit.attrs.get("up_axis")
-    if up not in UP_AXES:
-        what = "does not record its up axis" if up is None else f"has up axis {up!r}"
-        raise KimodoError(f"{where}: the fit {what}; pass one of {', '.join(UP_AXES)} (--up-axis)")
-    times, position, orientation, rotation = _fit_pose(fit, plan, config, where)
-    times, position, orientation, rotation = resample_pose(
-        times, position, orientation, rotation, FPS
-    )
-    motion = kimodo_motion(
-        retarget,
-        times,
-        position,
-        orientation,
-        rotation,
-        scale=scale,
-        up_axis=up,
-        floor=config.floor,
-    )
-    entries = build_entries(motion, config)
-    text = "[\n" + ",\n".join(json.dumps(e, allow_nan=False) for e in entries) + "\n]\n"
-    parse_constraints(json.loads(text), sk, source=str(out), n_frames=motion.n_frames)
-    lengths = segment_lengths(motion.n_frames, config.max_segment_frames)
-    meta_text = json.dumps(meta_dict(lengths, config.text), indent=1) + "\n"
-    _write({out: text, meta_path: meta_text}, overwrite)
-    counts = {e["type"]: len(e["frame_indices"]) for e in entries}
-    return ExportReport(out, meta_path, tuple(lengths), counts, motion, retarget.bound(scale))
+    plan = fit_plan(fit)
+    files, report = _prepare(fit, plan, out, sk, config, meta_path, where)
+    options = {
+        "skeleton_file": str(skeleton_file),
+        "skeleton": sk.name,
+        "config": config,
+        "meta": str(meta_path),
+    }
+    spec = get_exporter(FORMAT, automatic=False)
+    write_export(spec, fit_path, fit, out, options, files, overwrite=overwrite)
+    return report
 
 
 def _warn_untransferred(plan, retarget) -> None:

@@ -104,7 +104,11 @@ def test_time_window_floor_and_existing_files(smplx_fit, tmp_path):
     assert report.out.read_text() == before
     export(smplx_fit, tmp_path, ExportConfig(root2d="waypoints"), overwrite=True)
     assert report.out.read_text() != before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.json", "c.meta.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".c.json.kinefit-export.json",  # the fingerprint record every export writes
+        "c.json",
+        "c.meta.json",
+    ]
     with pytest.raises(KimodoError, match=r"no frames in the window \[5\.0, 6\.0\] s"):
         export(smplx_fit, tmp_path, ExportConfig(start=5.0, stop=6.0), name="w.json")
     with pytest.raises(KimodoError, match=r"has up axis 'up'; pass one of x, y, z, -x, -y, -z"):
