@@ -54,6 +54,8 @@ SUFFIXES = (".json",)
 SUMMARY = "Kimodo constraints (kinefit export kimodo)"
 AUTOMATIC = False  # needs skeleton_file and skeleton
 sniff = written_by(FORMAT)
+#: What :func:`outputs` writes unless told otherwise.
+DEFAULT_CONFIG = ExportConfig()
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,7 +189,7 @@ def outputs(
     *,
     skeleton_file: str | os.PathLike[str] | None = None,
     skeleton: str | None = None,
-    config: ExportConfig | None = None,
+    config: ExportConfig = DEFAULT_CONFIG,
     meta: str | os.PathLike[str] | None = None,
     source: str | None = None,
 ) -> list[Output]:
@@ -205,7 +207,7 @@ def outputs(
         Kimodo skeletons JSON (required).
     skeleton : str
         Target skeleton's name in it (required).
-    config : ExportConfig, optional
+    config : ExportConfig
         What to write; default a dense root path with headings.
     meta : str or PathLike, optional
         ``meta.json``; default ``meta.json`` beside ``out``.
@@ -229,7 +231,6 @@ def outputs(
             "(--skeleton-file, --skeleton)"
         )
     sk = load_kimodo_skeleton(skeleton_file, str(skeleton))
-    config = config or ExportConfig()
     return _prepare(fit, plan, Path(out), sk, config, _meta_path(Path(out), meta), where)[0]
 
 
@@ -294,12 +295,8 @@ def export_kimodo(
     fit = open_fit(fit_path)
     plan = fit_plan(fit)
     files, report = _prepare(fit, plan, out, sk, config, meta_path, where)
-    options = {
-        "skeleton_file": str(skeleton_file),
-        "skeleton": sk.name,
-        "config": config,
-        "meta": str(meta_path),
-    }
+    # the options as export("kimodo", ...) records them: equal exports, equal fingerprints
+    options = {"skeleton_file": skeleton_file, "skeleton": sk.name, "config": config, "meta": meta}
     spec = get_exporter(FORMAT, automatic=False)
     write_export(spec, fit_path, fit, out, options, files, overwrite=overwrite)
     return report
