@@ -158,8 +158,9 @@ def approximate(osim, joint, axes, frozen, steps, coords, defaults, couplers, in
     if strict:
         raise BodyPlanError(
             file,
-            f'<{cls} name="{name}"> (line {line}): {detail} is not linear in one coordinate; '
-            "a body plan cannot express it (strict import refuses it)",
+            f'<{cls} name="{name}"> (line {line}): {detail}: a body plan cannot express it '
+            "(a function of several coordinates, a function class without a body-plan "
+            "function, or a coordinate that drives no linear axis); strict import refuses it",
         )
     samples = []
     for c in which:
