@@ -109,3 +109,14 @@ def test_driven_axis_is_frozen():
     assert isinstance(axis, DrivenAxis)
     with pytest.raises(AttributeError):
         axis.coordinate = "hip"  # type: ignore[misc]
+
+
+def test_edits_keep_version_3_or_refuse_breaking_couplings():
+    from pipeline.bodyplan.editing import place, rename
+
+    plan = load_body_plan(coupled())
+    renamed = rename(plan, {"toe": "foot_tip"})
+    assert renamed.version == 3 and renamed.couplings == plan.couplings
+    assert load_body_plan(body_plan_to_dict(renamed)) == renamed
+    with pytest.raises(BodyPlanError, match=r"coordinates .*knee.* named by driven axes"):
+        place(plan, "left_")
