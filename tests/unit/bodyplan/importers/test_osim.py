@@ -215,3 +215,23 @@ def test_bad_osim_files(tmp_path):
     )
     with pytest.raises(BodyPlanError, match=r"broken\.osim: OpenSim cannot load the model"):
         import_osim(broken)
+
+
+def test_coupler_scale_factor_as_opensim_assembles_it(tmp_path):
+    scaled = _edit(
+        OSIM / "Rajagopal2016.osim",
+        tmp_path / "scaled_coupler.osim",
+        "<scale_factor>1</scale_factor>",
+        "<scale_factor>2</scale_factor>",
+        after='<CoordinateCouplerConstraint name="patellofemoral_knee_angle_r_con"',
+    )
+    plan = _import(scaled)
+    model = osim.Model(str(scaled))
+    state = model.initSystem()
+    coords = model.getCoordinateSet()
+    coords.get("knee_angle_r").setValue(state, 0.7, True)  # OpenSim assembles the dependent
+    pose = from_engine_configuration(plan, {"knee_angle_r": 0.7})
+    values = to_engine_configuration(plan, pose.dof_values)
+    want = coords.get("knee_angle_r_beta").getValue(state)
+    assert values["knee_angle_r_beta"] == pytest.approx(want, abs=1e-8)
+    assert want == pytest.approx(1.4, abs=1e-8)
