@@ -202,7 +202,7 @@ def _convert(osim, model, path: Path, file: str, index: XmlIndex, strict: bool) 
                 continue
             single = len(ax.coords) == 1
             if single and primary.get(ax.coords[0], ())[:2] == (joint.getName(), ax.label):
-                steps.append(_dof_step(ax, joint.getName(), coords, used, entries, file))
+                steps.append(_dof_step(ax, joint.getName(), coords, used, entries))
                 continue
             fn = _axis_function(osim, ax) if single else None
             source = drives.source(ax.coords[0]) if single and fn is not None else None
@@ -272,13 +272,10 @@ def _tree_order(joints: list, file: str) -> list:
 
 
 def _axis_function(osim, ax: TransformAxis) -> dict[str, Any] | None:
+    """The body-plan function of a transform axis (OpenSim normalizes the axis itself)."""
     if ax.function is None:
         return {"type": "LinearFunction", "coefficients": [1.0, 0.0]}
-    fn = plan_function(osim, ax.function)
-    if fn is not None and ax.norm > 0 and ax.norm != 1.0 and ax.kind == "slide":
-        # OpenSim scales a translation by the axis' length; the plan's axis is unit
-        fn = {"type": "MultiplierFunction", "function": fn, "scale": ax.norm}
-    return fn
+    return plan_function(osim, ax.function)
 
 
 class _Drives:
@@ -322,21 +319,13 @@ def _vec(v) -> np.ndarray:
     return np.array([v.get(i) for i in range(3)])
 
 
-def _dof_step(ax: TransformAxis, joint: str, coords, used, entries, file) -> Axis:
+def _dof_step(ax: TransformAxis, joint: str, coords, used, entries) -> Axis:
+    """The DOF of a coordinate's first linear axis: ``slope * q + intercept``."""
     name = ax.coords[0]
     coord = coords[name]
     slope, intercept = ax.linear  # type: ignore[misc]
     dof = name
-    if name in used:
-        dof = f"{name}@{joint}.{ax.label}"
-        warnings.warn(
-            f"{file}: coordinate {name!r} drives joint {joint!r} {ax.label} as well as "
-            f"{used[name]}; imported as an independent DOF {dof!r}",
-            ConversionWarning,
-            stacklevel=5,
-        )
-    else:
-        used[name] = f"joint {joint!r} {ax.label}"
+    used[name] = f"joint {joint!r} {ax.label}"
     default = slope * float(coord.getDefaultValue()) + intercept
     limits = None
     if bool(coord.get_locked()):

@@ -2,8 +2,9 @@
 
 Helpers of :mod:`pipeline.bodyplan.importers.osim`. A joint becomes a list of
 :class:`TransformAxis` in the order they apply (a ``CustomJoint``: its translations, then
-rotation1-3); each axis is a constant, linear in one coordinate, or neither (frozen at the
-default coordinates by the importer, which states the error that causes).
+rotation1-3); each axis is a constant, linear in one coordinate (a DOF), another function
+of one coordinate (a driven axis), or not expressible (frozen at the default coordinates
+by the importer, which states the error that causes).
 """
 
 from __future__ import annotations

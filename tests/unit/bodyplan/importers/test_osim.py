@@ -235,3 +235,21 @@ def test_coupler_scale_factor_as_opensim_assembles_it(tmp_path):
     want = coords.get("knee_angle_r_beta").getValue(state)
     assert values["knee_angle_r_beta"] == pytest.approx(want, abs=1e-8)
     assert want == pytest.approx(1.4, abs=1e-8)
+
+
+def test_unnormalized_translation_axis_as_opensim(tmp_path):
+    text = (OSIM / "gait2392_thelen2003muscle.osim").read_text()
+    start = text.index('<TransformAxis name="translation1">', text.index('"knee_r">'))
+    a = text.index("<axis>", start)
+    b = text.index("</axis>", a)
+    odd = tmp_path / "long_axis.osim"
+    odd.write_text(text[:a] + "<axis>2 0 0" + text[b:])  # OpenSim normalizes the axis
+    plan = _import(odd)
+    model = osim.Model(str(odd))
+    state = model.initSystem()
+    model.getCoordinateSet().get("knee_angle_r").setValue(state, -1.2, False)
+    model.realizePosition(state)
+    pose = from_engine_configuration(plan, {"knee_angle_r": -1.2})
+    got = forward_kinematics(plan, pose.dof_values)[plan.joint_index("tibia_r")]
+    want = _vec(model.getBodySet().get("tibia_r").getPositionInGround(state))
+    np.testing.assert_allclose(got, want, atol=1e-12)
