@@ -42,7 +42,29 @@ def _plan(template: BodyPlan, joints: Sequence[Joint], **changes: Any) -> BodyPl
         joints = [dataclasses.replace(j, kind=None) if j.kind is not None else j for j in joints]
     version = 2 if any(j.kind is not None for j in joints) else 1
     fields = {"joints": tuple(joints), "version": version, **changes}
-    return dataclasses.replace(template, **fields)
+    plan = dataclasses.replace(template, **fields)
+    if plan.coupled:
+        _check_couplings(plan)
+        plan = dataclasses.replace(plan, version=3)
+    return plan
+
+
+def _check_couplings(plan: BodyPlan) -> None:
+    """Refuse an edit that leaves a driven axis or coupling naming a missing coordinate."""
+    known = set(plan.dof_names)
+    missing = set()
+    for c in plan.couplings:
+        if c.coordinate not in known:
+            missing.add(c.coordinate)
+        known.add(c.name)
+    missing |= {a.coordinate for j in plan.joints for a in j.driven} - known
+    if missing:
+        raise BodyPlanError(
+            plan.source or "<plan>",
+            f"the edit leaves coordinates {', '.join(sorted(missing))} named by driven axes "
+            "or couplings without a DOF; renaming or removing the coordinates of a coupled "
+            "plan is not supported",
+        )
 
 
 def _quat(q: np.ndarray) -> tuple[float, float, float, float]:

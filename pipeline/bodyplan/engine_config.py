@@ -14,7 +14,9 @@ engine       engine configuration                              mapping
                                                                the angle, not cos/sin)
 ``opensim``  dict coordinate name -> ``(...)`` array           ``dof = slope * q +
                                                                intercept``; frozen
-                                                               coordinates at their default
+                                                               coordinates at their default;
+                                                               dependent (coupled) ones
+                                                               from the plan's couplings
 ``bvh``      channel array ``(..., n_channels)`` (degrees and  Euler channels <-> ball or
              the file's length unit), file column order        hinges; root channels <->
                                                                root pose
@@ -33,6 +35,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.functions import evaluate
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.rotations import (
     axis_angle_matrix,
@@ -43,7 +46,13 @@ from pipeline.kinematics.rotations import (
     swing_twist,
 )
 
-__all__ = ["EnginePose", "engine_of", "from_engine_configuration", "to_engine_configuration"]
+__all__ = [
+    "EnginePose",
+    "coupling_values",
+    "engine_of",
+    "from_engine_configuration",
+    "to_engine_configuration",
+]
 
 ENGINES = ("mujoco", "urdf", "opensim", "bvh")
 
@@ -159,6 +168,9 @@ def to_engine_configuration(
                 out[e[key]] = np.full(lead, float(e["value"]))
             else:
                 out[e[key]] = (q[..., _dof(plan, e["dof"])] - e["offset"]) / e["scale"]
+        if config.get("dependent"):
+            values = coupling_values(plan, q)
+            out.update({name: values[name] for name in config["dependent"]})
         return out
     if engine == "mujoco":
         qpos = np.zeros(lead + (int(config["nq"]),))
@@ -172,6 +184,22 @@ def to_engine_configuration(
                 qpos[..., i] = (q[..., _dof(plan, e["dof"])] - e["offset"]) / e["scale"]
         return qpos
     return _to_bvh(plan, config, q, rp, rq)
+
+
+def coupling_values(plan: BodyPlan, dof_values: np.ndarray) -> dict[str, np.ndarray]:
+    """The plan's dependent coordinates (couplings) at DOF values ``(..., n_dofs)``.
+
+    Returns
+    -------
+    dict
+        Coupling name -> ``(...)`` array, in the plan's units.
+    """
+    q = np.asarray(dof_values, dtype=np.float64)
+    values = {name: q[..., k] for k, name in enumerate(plan.dof_names)}
+    out = {}
+    for c in plan.couplings:
+        values[c.name] = out[c.name] = evaluate(c.function, values[c.coordinate])[0]
+    return out
 
 
 def _euler(rot: np.ndarray, channels: list[str]) -> np.ndarray:

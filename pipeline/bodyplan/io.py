@@ -11,9 +11,10 @@ from typing import Any
 
 from pipeline.bodyplan.angles import angle_spec_to_dict
 from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.functions import function_to_dict
 from pipeline.bodyplan.importers import guess_format, import_body_plan
 from pipeline.bodyplan.kinds import kind_to_dict
-from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Dof, Joint
+from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Dof, DrivenAxis, Joint
 from pipeline.bodyplan.parse import parse_plan
 from pipeline.errors import KinefitError
 from pipeline.provenance.hashing import json_sha256
@@ -123,7 +124,13 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def required_version(plan: BodyPlan) -> int:
-    """Lowest format version that can express ``plan`` (2 if any joint has a kind or angles)."""
+    """Lowest format version that can express ``plan``.
+
+    3 with driven axes or couplings, else 2 if any joint has a kind or angles or the plan a
+    calibration, else 1.
+    """
+    if plan.coupled:
+        return 3
     if plan.calibration is not None:
         return 2
     return 2 if any(j.kind is not None or j.angles is not None for j in plan.joints) else 1
@@ -147,6 +154,15 @@ def _dof_to_dict(dof: Dof, joint: str, index: int) -> dict[str, Any]:
     return out
 
 
+def _driven_to_dict(axis: DrivenAxis) -> dict[str, Any]:
+    return {
+        "type": axis.type,
+        "axis": list(axis.axis),
+        "coordinate": axis.coordinate,
+        "function": function_to_dict(axis.function),
+    }
+
+
 def _joint_to_dict(joint: Joint) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": joint.name,
@@ -159,7 +175,13 @@ def _joint_to_dict(joint: Joint) -> dict[str, Any]:
     if joint.kind is not None:
         out.update(kind_to_dict(joint.kind))
     else:
-        out["dofs"] = [_dof_to_dict(d, joint.name, i) for i, d in enumerate(joint.dofs)]
+        index = {id(d): i for i, d in enumerate(joint.dofs)}
+        out["dofs"] = [
+            _driven_to_dict(d)
+            if isinstance(d, DrivenAxis)
+            else _dof_to_dict(d, joint.name, index[id(d)])
+            for d in joint.axes
+        ]
     if joint.angles is not None:
         out["angles"] = angle_spec_to_dict(joint.angles)
     return out
@@ -169,7 +191,8 @@ def body_plan_to_dict(plan: BodyPlan) -> dict[str, Any]:
     """Return the JSON object of a plan, in the lowest version that expresses it.
 
     Version 1 output has no ``version`` key and only QuickIK's keys (valid QuickIK input);
-    version 2 output starts with ``"version": 2``. Default weight scalers (1) are omitted;
+    version 2 (3) output starts with ``"version": 2`` (``3``). Default weight scalers (1)
+    are omitted;
     ``limits`` is always written (``null`` when unbounded). :attr:`BodyPlan.name` is
     written as ``x-name``, :attr:`BodyPlan.extras` as they are, :attr:`BodyPlan.unit` as
     ``unit`` (version 2) or ``x-unit`` (version 1).
@@ -196,6 +219,11 @@ def body_plan_to_dict(plan: BodyPlan) -> dict[str, Any]:
         out.update({"unit": plan.unit} if "version" in out else {"x-unit": plan.unit})
     if plan.calibration is not None:
         out["calibration"] = dict(plan.calibration)
+    if plan.couplings:
+        out["couplings"] = [
+            {"name": c.name, "coordinate": c.coordinate, "function": function_to_dict(c.function)}
+            for c in plan.couplings
+        ]
     out["joints"] = [_joint_to_dict(j) for j in plan.joints]
     return out
 

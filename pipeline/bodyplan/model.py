@@ -34,6 +34,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from pipeline.bodyplan.functions import Function
+
 DofType = Literal["hinge", "slide", "swing"]
 KindName = Literal["fixed", "hinge", "ball", "universal", "prismatic"]
 Vec3 = tuple[float, float, float]
@@ -76,6 +78,58 @@ class Dof:
     limits: Interval | None = None
     weight_scaler: float = 1.0
     name: str | None = None
+
+
+@dataclass(frozen=True)
+class DrivenAxis:
+    """A transform axis driven by a function of a coordinate (version 3).
+
+    Not a coordinate of its own: its value is ``function(coordinate)``, where the
+    coordinate is a DOF of the plan or a dependent coordinate (:class:`Coupling`). It
+    applies like a DOF of the same type (a hinge rotates the joint's frame about
+    ``axis``, a slide moves its origin along it) at its place among the joint's DOFs.
+
+    Attributes
+    ----------
+    type : {"hinge", "slide"}
+    axis : tuple of 3 float
+        Unit vector in the joint's frame as the earlier axes left it.
+    coordinate : str
+        Name of the DOF or dependent coordinate driving it.
+    function : Function
+        Its value (rad or length units) as a function of the coordinate.
+    after : int
+        How many of the joint's own DOFs apply before it; axes with the same ``after``
+        apply in the order listed.
+    """
+
+    type: DofType
+    axis: Vec3
+    coordinate: str
+    function: Function
+    after: int = 0
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """A dependent coordinate: a function of another coordinate (version 3).
+
+    OpenSim's ``CoordinateCouplerConstraint``: ``name = function(coordinate)``. It is not
+    a DOF (the solver's state holds only the independent coordinates); driven axes name
+    it like a DOF.
+
+    Attributes
+    ----------
+    name : str
+        The dependent coordinate; unique among DOF and coupling names.
+    coordinate : str
+        The independent coordinate: a DOF, or a coupling listed before this one.
+    function : Function
+    """
+
+    name: str
+    coordinate: str
+    function: Function
 
 
 @dataclass(frozen=True)
@@ -158,6 +212,9 @@ class Joint:
         Version-2 kind; ``None`` for a plain QuickIK ``dofs`` joint.
     angles : AngleSpec or None
         Version-2 named-angle convention; ``None`` reports the DOF coordinates.
+    driven : tuple of DrivenAxis
+        Version 3: transform axes driven by functions of coordinates, interleaved with
+        ``dofs`` by their ``after``.
     """
 
     name: str
@@ -168,6 +225,17 @@ class Joint:
     dofs: tuple[Dof, ...] = ()
     kind: JointKind | None = None
     angles: AngleSpec | None = None
+    driven: tuple[DrivenAxis, ...] = ()
+
+    @property
+    def axes(self) -> tuple[Dof | DrivenAxis, ...]:
+        """The joint's DOFs and driven axes in the order they apply."""
+        out: list[Dof | DrivenAxis] = []
+        for k in range(len(self.dofs) + 1):
+            out.extend(d for d in self.driven if d.after == k)
+            if k < len(self.dofs):
+                out.append(self.dofs[k])
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -181,7 +249,8 @@ class BodyPlan:
     fixed_base : bool
         ``False`` gives the root 6 free DOFs (position and orientation).
     version : int
-        Lowest format version the plan needs (1: QuickIK, 2: joint kinds).
+        Lowest format version the plan needs (1: QuickIK, 2: joint kinds, 3: driven axes
+        and couplings).
     name : str or None
         From the file's ``x-name`` when present (informative only).
     source : str or None
@@ -197,6 +266,8 @@ class BodyPlan:
         The version-2 field ``calibration``: what subject calibration may change
         (:class:`pipeline.calibrate.params.CalibrationSpec`); not compared (it does not
         change the kinematics) but part of the plan's sha256.
+    couplings : tuple of Coupling
+        Version 3: dependent coordinates, in the order they are computed.
     """
 
     joints: tuple[Joint, ...]
@@ -207,6 +278,7 @@ class BodyPlan:
     extras: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
     unit: str | None = field(default=None, compare=False)
     calibration: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    couplings: tuple[Coupling, ...] = ()
 
     # ------------------------------------------------------------------ hashing
     # Plans key the compiled-model caches; hashing the joint tree on every solver call
@@ -214,7 +286,7 @@ class BodyPlan:
     # between processes).
     @cached_property
     def _hash(self) -> int:
-        return hash((self.joints, self.fixed_base, self.version))
+        return hash((self.joints, self.fixed_base, self.version, self.couplings))
 
     def __hash__(self) -> int:
         return self._hash
@@ -236,6 +308,11 @@ class BodyPlan:
         return tuple(
             d.name if d.name else f"{j.name}/{i}" for j in self.joints for i, d in enumerate(j.dofs)
         )
+
+    @cached_property
+    def coupled(self) -> bool:
+        """The plan has driven axes or couplings (version 3)."""
+        return bool(self.couplings) or any(j.driven for j in self.joints)
 
     @property
     def n_joints(self) -> int:

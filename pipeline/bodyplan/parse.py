@@ -14,6 +14,12 @@ Field rules (QuickIK's schema, ``etc/bodyplan_20260726.schema.json``; see
 - DOF: ``type``, ``axis`` and ``neutral`` required; ``limits`` optional (default null =
   unbounded; QuickIK's parser defaults it too); ``weight_scaler`` optional (default 1);
   ``name`` optional.
+- version 3: a ``dofs`` entry with ``coordinate`` and ``function`` (and ``type``,
+  ``axis``; nothing else) is a driven axis (:class:`~pipeline.bodyplan.model.DrivenAxis`),
+  not a coordinate; top-level ``couplings`` lists dependent coordinates, each
+  ``{"name", "coordinate", "function"}`` (:class:`~pipeline.bodyplan.model.Coupling`).
+  Functions: :mod:`pipeline.bodyplan.functions`. A driven axis names a DOF or a coupling;
+  a coupling names a DOF or an earlier coupling.
 - keys starting with ``x-`` are allowed everywhere and ignored (top-level ``x-name`` is kept
   as :attr:`BodyPlan.name`); any other unknown key is an error.
 
@@ -29,8 +35,9 @@ from typing import Any
 
 from pipeline.bodyplan.angles import parse_angles
 from pipeline.bodyplan.errors import UnobservableDofWarning
+from pipeline.bodyplan.functions import parse_function
 from pipeline.bodyplan.kinds import KIND_KEYS, parse_kind
-from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Dof, Joint
+from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Coupling, Dof, DrivenAxis, Joint
 from pipeline.bodyplan.validate import (
     Where,
     as_axis,
@@ -52,10 +59,12 @@ from pipeline.bodyplan.validate import (
 __all__ = ["KNOWN_VERSIONS", "parse_plan"]
 
 #: Format versions this loader reads.
-KNOWN_VERSIONS: tuple[int, ...] = (1, 2)
-_TOP_KEYS = ("fixed_base", "joints", "version", "unit", "calibration")
+KNOWN_VERSIONS: tuple[int, ...] = (1, 2, 3)
+_TOP_KEYS = ("fixed_base", "joints", "version", "unit", "calibration", "couplings")
 _JOINT_KEYS_V1 = ("name", "parent", "offset_pos", "offset_quat", "weight_scaler", "dofs")
 _DOF_KEYS = ("type", "axis", "neutral", "limits", "weight_scaler", "name")
+_DRIVEN_KEYS = ("type", "axis", "coordinate", "function")
+_COUPLING_KEYS = ("name", "coordinate", "function")
 
 
 def parse_plan(data: Any, file: str) -> BodyPlan:
@@ -104,10 +113,13 @@ def parse_plan(data: Any, file: str) -> BodyPlan:
         joints.append(joint)
     _check_tree(joints, where)
     _check_dof_names(joints, where)
+    couplings = _parse_couplings(top, version, joints, where)
+    _check_driven(joints, couplings, where)
     _warn_unobservable(joints, file)
     calibration = _parse_calibration(top, version, where)
     needed = 2 if any(j.kind is not None or j.angles is not None for j in joints) else 1
     needed = 2 if calibration is not None else needed
+    needed = 3 if couplings or any(j.driven for j in joints) else needed
     return BodyPlan(
         joints=tuple(joints),
         fixed_base=fixed_base,
@@ -116,7 +128,61 @@ def parse_plan(data: Any, file: str) -> BodyPlan:
         source=file,
         unit=unit,
         calibration=calibration,
+        couplings=couplings,
     )
+
+
+def _v3(key: str, version: int, where: Where) -> None:
+    if version < 3:
+        raise where.error(
+            key,
+            'is a version-3 field but the file does not declare "version": 3 '
+            "(corrupt or mislabelled file)",
+        )
+
+
+def _coordinate_names(joints: list[Joint]) -> list[str]:
+    return [d.name or f"{j.name}/{i}" for j in joints for i, d in enumerate(j.dofs)]
+
+
+def _parse_couplings(
+    top: Mapping[str, Any], version: int, joints: list[Joint], where: Where
+) -> tuple[Coupling, ...]:
+    """The version-3 ``couplings``: dependent coordinates, each of a known coordinate."""
+    if "couplings" not in top:
+        return ()
+    _v3("couplings", version, where)
+    known = _coordinate_names(joints)
+    out: list[Coupling] = []
+    for i, item in enumerate(as_list(top["couplings"], where, "couplings")):
+        field = f"couplings[{i}]"
+        obj = as_object(item, where, field)
+        check_keys(obj, _COUPLING_KEYS, where)
+        name = as_str(require(obj, "name", where), where, f"{field}.name")
+        if name in known:
+            raise where.error(f"{field}.name", f"{name!r} is already a DOF or coupling name")
+        coordinate = as_str(require(obj, "coordinate", where), where, f"{field}.coordinate")
+        if coordinate not in known:
+            raise where.error(
+                f"{field}.coordinate",
+                f"{coordinate!r} is not a DOF or an earlier coupling; known: {choices(known)}",
+            )
+        function = parse_function(require(obj, "function", where), where, f"{field}.function")
+        out.append(Coupling(name, coordinate, function))
+        known.append(name)
+    return tuple(out)
+
+
+def _check_driven(joints: list[Joint], couplings: tuple[Coupling, ...], where: Where) -> None:
+    known = _coordinate_names(joints) + [c.name for c in couplings]
+    for joint in joints:
+        for axis in joint.driven:
+            if axis.coordinate not in known:
+                raise where.at(joint=joint.name).error(
+                    "dofs",
+                    f"driven axis names coordinate {axis.coordinate!r}, which is not a DOF "
+                    f"or coupling; known: {choices(known)}",
+                )
 
 
 def _parse_calibration(top: Mapping[str, Any], version: int, where: Where) -> dict | None:
@@ -184,6 +250,7 @@ def _parse_joint(item: Any, index: int, version: int, file_where: Where) -> Join
     offset_quat = as_quat(require(obj, "offset_quat", where), where)
     weight = as_number(obj.get("weight_scaler", 1.0), where, "weight_scaler", minimum=0)
     kind = None
+    driven: list[DrivenAxis] = []
     if "kind" in obj:
         if "dofs" in obj:
             raise where.error("kind", "'kind' and 'dofs' cannot both be given; use one")
@@ -196,7 +263,14 @@ def _parse_joint(item: Any, index: int, version: int, file_where: Where) -> Join
         if "dofs" not in obj and version >= 2:
             raise where.error("dofs", "missing required field ('dofs' or, in version 2, 'kind')")
         raw = as_list(require(obj, "dofs", where), where, "dofs")
-        dofs = tuple(_parse_dof(d, where.at(dof=i)) for i, d in enumerate(raw))
+        parsed: list[Dof] = []
+        for i, d in enumerate(raw):
+            if isinstance(d, Mapping) and ("function" in d or "coordinate" in d):
+                _v3("function" if "function" in d else "coordinate", version, where.at(dof=i))
+                driven.append(_parse_driven(d, where.at(dof=i), len(parsed)))
+            else:
+                parsed.append(_parse_dof(d, where.at(dof=i)))
+        dofs = tuple(parsed)
     angles = parse_angles(obj["angles"], dofs, where) if "angles" in obj else None
     return Joint(
         name=name,
@@ -207,7 +281,19 @@ def _parse_joint(item: Any, index: int, version: int, file_where: Where) -> Join
         dofs=dofs,
         kind=kind,
         angles=angles,
+        driven=tuple(driven),
     )
+
+
+def _parse_driven(item: Mapping[str, Any], where: Where, after: int) -> DrivenAxis:
+    check_keys(item, _DRIVEN_KEYS, where)
+    dof_type = as_str(require(item, "type", where), where, "type", nonempty=False)
+    if dof_type not in DOF_TYPES_V1:
+        raise where.error("type", f"{dof_type!r} is not one of {choices(DOF_TYPES_V1)}")
+    axis = as_axis(require(item, "axis", where), where)
+    coordinate = as_str(require(item, "coordinate", where), where, "coordinate")
+    function = parse_function(require(item, "function", where), where)
+    return DrivenAxis(dof_type, axis, coordinate, function, after)  # type: ignore[arg-type]
 
 
 def _parse_dof(item: Any, where: Where) -> Dof:

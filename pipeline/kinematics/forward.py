@@ -11,6 +11,11 @@ The Jacobian columns are, for a keypoint ``p``: root position ``I``; root rotati
 with world axis ``u`` and pivot ``o``: ``u x (p - o)``; a slide with world direction ``u``:
 ``u``. For a ball's swing coordinates the world axis is ``R_before @ J_l(s) @ b``, with
 ``J_l`` the left Jacobian of SO(3).
+
+A coupled model (driven axes, :mod:`pipeline.kinematics.model`) runs the same pass over
+its *steps*, each at its value from :func:`~pipeline.kinematics.couplings.step_values`;
+a DOF's Jacobian column is then the sum, over the steps it drives, of the step's column
+times the step's derivative along the DOF (the chain rule through the functions).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
+from pipeline.kinematics.couplings import step_values
 from pipeline.kinematics.model import (
     HINGE,
     HINGE_ALIGNED,
@@ -49,11 +55,14 @@ class FKState(NamedTuple):
         Keypoint (joint origin before its own DOFs) world positions.
     rotations : (S, J, 3, 3)
         Each joint's world frame after its own DOFs.
-    axes : (S, N, 3)
-        World axis (rotational DOFs) or direction (slides) of every DOF.
-    pivots : (S, N, 3)
-        World point each rotational DOF turns about.
+    axes : (S, M, 3)
+        World axis (rotational steps) or direction (slides) of every step (``M`` =
+        ``n_dofs`` unless the model is coupled).
+    pivots : (S, M, 3)
+        World point each rotational step turns about.
     root_position : (S, 3)
+    chain : (S, M) array or None
+        Coupled models: each step's derivative along its root DOF (``step_values``).
     """
 
     positions: np.ndarray
@@ -61,6 +70,7 @@ class FKState(NamedTuple):
     axes: np.ndarray
     pivots: np.ndarray
     root_position: np.ndarray
+    chain: np.ndarray | None = None
 
 
 def _matvec(m: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -99,11 +109,14 @@ def fk_state(
     pos = np.empty((s, nj, 3), dt)
     rot_after = np.empty((s, nj, 3, 3), dt)
     org_after = np.empty((s, nj, 3), dt)
-    axes = np.empty((s, model.n_dofs, 3), dt)
-    pivots = np.empty((s, model.n_dofs, 3), dt)
+    q, chain = step_values(model, q)
+    m = model.n_steps
+    axes = np.empty((s, m, 3), dt)
+    pivots = np.empty((s, m, 3), dt)
     if root_position is None:
         root_position = np.zeros((s, 3), dt)
-    signed = q * model.axis_sign
+    sign, dof_axis = model.step_sign, model.step_axis
+    signed = q * sign
     cos, sin = np.cos(signed), np.sin(signed)
     for lev in model.levels:
         if lev.parents[0] < 0:
@@ -129,25 +142,25 @@ def fk_state(
                 if op == HINGE_ALIGNED:
                     j, k = (ax + 1) % 3, (ax + 2) % 3
                     if need_axes:
-                        axes[:, dofs] = r[..., ax] * model.axis_sign[dofs, None]
+                        axes[:, dofs] = r[..., ax] * sign[dofs, None]
                         pivots[:, dofs] = o
                     c, sn = cos[:, dofs, None], sin[:, dofs, None]
                     cj, ck = r[..., j], r[..., k]
                     r[..., j], r[..., k] = c * cj + sn * ck, c * ck - sn * cj
                 elif op == HINGE:
                     if need_axes:
-                        axes[:, dofs] = _matvec(r, model.dof_axis[dofs])
+                        axes[:, dofs] = _matvec(r, dof_axis[dofs])
                         pivots[:, dofs] = o
-                    r = np.matmul(r, axis_angle_matrix(model.dof_axis[dofs], q[:, dofs]))
+                    r = np.matmul(r, axis_angle_matrix(dof_axis[dofs], q[:, dofs]))
                 elif op == SLIDE:
-                    u = _matvec(r, model.dof_axis[dofs])
+                    u = _matvec(r, dof_axis[dofs])
                     if need_axes:
                         axes[:, dofs] = u
                         pivots[:, dofs] = o
                     o = o + u * q[:, dofs, None]
                 else:  # SWING1: the ball's swing pair (dofs, dofs + 1)
-                    b1 = model.dof_axis[dofs]
-                    b2 = model.dof_axis[dofs + 1]
+                    b1 = dof_axis[dofs]
+                    b2 = dof_axis[dofs + 1]
                     sv = q[:, dofs, None] * b1 + q[:, dofs + 1, None] * b2
                     if need_axes:
                         rj = np.matmul(r, left_jacobian(sv))
@@ -163,7 +176,7 @@ def fk_state(
                     org[:, local] = o
         rot_after[:, lev.joints] = rot
         org_after[:, lev.joints] = org
-    return FKState(pos, rot_after, axes, pivots, root_position)
+    return FKState(pos, rot_after, axes, pivots, root_position, chain)
 
 
 def _prepare(plan: BodyPlan, dof_values, root_position, root_orientation):
@@ -243,6 +256,8 @@ def jacobian_from_state(model: KinematicModel, st: FKState) -> np.ndarray:
         jac[:, :, 0, 4], jac[:, :, 0, 5] = d[..., 2], -d[..., 1]
         jac[:, :, 1, 3], jac[:, :, 1, 5] = -d[..., 2], d[..., 0]
         jac[:, :, 2, 3], jac[:, :, 2, 4] = d[..., 1], -d[..., 0]
+    if st.chain is not None:
+        return _coupled_columns(model, st, jac)
     for i, dofs in enumerate(model.anc_dofs):
         if dofs.size == 0:
             continue
@@ -250,6 +265,25 @@ def jacobian_from_state(model: KinematicModel, st: FKState) -> np.ndarray:
         lever = st.positions[:, i, None] - st.pivots[:, dofs]
         col = np.where((model.dof_type[dofs] == SLIDE)[None, :, None], u, np.cross(u, lever))
         jac[:, i, :, nr + dofs] = col.transpose(1, 0, 2)
+    return jac
+
+
+def _coupled_columns(model: KinematicModel, st: FKState, jac: np.ndarray) -> np.ndarray:
+    """DOF columns of a coupled model: chain-weighted step columns summed per DOF."""
+    assert st.chain is not None
+    s = st.positions.shape[0]
+    nr = model.n_root
+    steps = np.zeros((s, model.n_joints, 3, model.n_steps), model.dtype)
+    for i, idx in enumerate(model.anc_steps):
+        if idx.size == 0:
+            continue
+        u = st.axes[:, idx]
+        lever = st.positions[:, i, None] - st.pivots[:, idx]
+        col = np.where((model.step_type[idx] == SLIDE)[None, :, None], u, np.cross(u, lever))
+        steps[:, i, :, idx] = (col * st.chain[:, idx, None]).transpose(1, 0, 2)
+    roots = np.zeros((model.n_steps, model.n_dofs), model.dtype)
+    roots[np.arange(model.n_steps), model.step_root] = 1.0
+    jac[..., nr:] = steps @ roots
     return jac
 
 
@@ -281,7 +315,7 @@ def jacobian(
 
 
 def local_rotation_matrices(model: KinematicModel, q: np.ndarray) -> np.ndarray:
-    """Each joint's rotation relative to its rest frame (product of its DOF rotations).
+    """Each joint's rotation relative to its rest frame (its DOF and driven hinges).
 
     Parameters
     ----------
@@ -293,18 +327,17 @@ def local_rotation_matrices(model: KinematicModel, q: np.ndarray) -> np.ndarray:
     (S, J, 3, 3) array
     """
     s = q.shape[0]
+    q, _ = step_values(model, q)
+    axis = model.step_axis
     out = np.broadcast_to(np.eye(3, dtype=model.dtype), (s, model.n_joints, 3, 3)).copy()
     for lev in model.levels:
         for slot in lev.slots:
             for op, local, dofs, _ in slot:
                 joints = lev.joints[local]
                 if op in (HINGE, HINGE_ALIGNED):
-                    step = axis_angle_matrix(model.dof_axis[dofs], q[:, dofs])
+                    step = axis_angle_matrix(axis[dofs], q[:, dofs])
                 elif op == SWING1:
-                    sv = (
-                        q[:, dofs, None] * model.dof_axis[dofs]
-                        + q[:, dofs + 1, None] * model.dof_axis[dofs + 1]
-                    )
+                    sv = q[:, dofs, None] * axis[dofs] + q[:, dofs + 1, None] * axis[dofs + 1]
                     step = expmap(sv)
                 else:
                     continue

@@ -6,13 +6,24 @@ per joint, and it groups the DOFs into *blocks* (the subtrees hanging from the s
 so that the normal equations can be eliminated block by block (see
 :mod:`pipeline.solve.numpy.normal`).
 
+Steps
+-----
+The transform axes of a joint, its DOFs and its driven axes (version 3) in the order they
+apply, are its *steps*; ``levels`` index steps. Each step's value is a function of exactly
+one DOF, its ``step_root`` (a DOF's own step: the identity; a driven axis: its function of
+a DOF, or of a coupling, which is a function of a DOF or an earlier coupling, so a chain
+of one-argument functions). Without driven axes the steps are the DOFs (``n_steps ==
+n_dofs``, ``step_*`` equal the ``dof_*`` arrays) and the model is what it always was.
+
 Separator and blocks
 --------------------
 The separator holds the coordinates every keypoint may depend on: the 6 root DOFs of a
 free base, plus the DOFs of the root joint and of the chain of single-child joints below
 it. Each child subtree of the separator's last joint is a block: its DOFs move only its own
 keypoints, so the normal matrix is block-diagonal apart from the separator rows and
-columns (an arrow matrix), and the block system is eliminated without fill.
+columns (an arrow matrix), and the block system is eliminated without fill. A coupled
+plan (driven axes) puts every DOF in the separator and has no blocks: a coordinate may
+move axes in several subtrees.
 """
 
 from __future__ import annotations
@@ -22,8 +33,10 @@ from functools import lru_cache
 
 import numpy as np
 
+from pipeline.bodyplan.functions import Function
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.rotations import quat_to_matrix
+from pipeline.kinematics.steps import Steps
 
 __all__ = [
     "HINGE",
@@ -104,6 +117,23 @@ class KinematicModel:
     sep_dofs : (n_sep_dofs,) int
         DOFs in the separator (see module docstring).
     blocks : tuple of (dofs, keypoints) pairs of int arrays
+    coupled : bool
+        The plan has driven axes (its steps are not its DOFs).
+    n_steps : int
+        Number of steps ``M`` (module docstring); ``n_dofs`` when not coupled.
+    step_type, step_axis, step_sign : (M,), (M, 3), (M,)
+        As ``dof_type``, ``dof_axis``, ``axis_sign``, per step.
+    step_root : (M,) int
+        The DOF each step's value is a function of.
+    step_of_dof : (N,) int
+        Each DOF's own step.
+    driven : tuple of (step, Function, source)
+        Driven steps: value ``Function(coordinate)`` with ``source`` a DOF index
+        (``>= 0``) or coupling ``-1 - i``.
+    couplings : tuple of (Function, source)
+        The plan's couplings in order, ``source`` as in ``driven``.
+    anc_steps : tuple of (n,) int arrays
+        Per keypoint, the steps that move it.
     """
 
     n_joints: int
@@ -132,6 +162,16 @@ class KinematicModel:
     sep_dofs: np.ndarray
     sep_keypoints: np.ndarray
     blocks: tuple[tuple[np.ndarray, np.ndarray], ...]
+    coupled: bool = False
+    n_steps: int = 0
+    step_type: np.ndarray | None = None
+    step_axis: np.ndarray | None = None
+    step_sign: np.ndarray | None = None
+    step_root: np.ndarray | None = None
+    step_of_dof: np.ndarray | None = None
+    driven: tuple[tuple[int, Function, int], ...] = ()
+    couplings: tuple[tuple[Function, int], ...] = ()
+    anc_steps: tuple[np.ndarray, ...] = ()
 
     @property
     def n_root(self) -> int:
@@ -158,18 +198,19 @@ def _aligned_axis(axis: np.ndarray) -> int:
 
 
 def _levels(
-    plan: BodyPlan,
+    n_steps: np.ndarray,
     parent: np.ndarray,
     dof_start: np.ndarray,
     dof_type: np.ndarray,
     dof_axis: np.ndarray,
     offset_identity: np.ndarray,
 ) -> tuple[LevelOps, ...]:
+    """Level ops over the joints' steps (``n_steps`` per joint, from ``dof_start``)."""
     depth = _depths(parent)
     levels = []
     for d in range(int(depth.max()) + 1):
         joints = np.flatnonzero(depth == d)
-        counts = np.array([len(plan.joints[j].dofs) for j in joints], dtype=np.intp)
+        counts = n_steps[joints]
         slots = []
         for s in range(int(counts.max(initial=0))):
             groups: dict[tuple[int, int], list[int]] = {}
@@ -203,6 +244,8 @@ def _levels(
 def _partition(plan: BodyPlan, parent: np.ndarray, dof_joint: np.ndarray):
     """Separator DOFs/keypoints and the blocks below it (module docstring)."""
     n = plan.n_joints
+    if plan.coupled:
+        return np.arange(plan.n_dofs), np.arange(n), ()
     children: list[list[int]] = [[] for _ in range(n)]
     for j, p in enumerate(parent):
         if p >= 0:
@@ -233,17 +276,20 @@ def _compile(plan: BodyPlan, dtype_name: str) -> KinematicModel:
     quats = np.array([j.offset_quat for j in plan.joints], dtype=np.float64)
     offset_rot = quat_to_matrix(quats)
     offset_identity = np.all(np.abs(quats - [1.0, 0.0, 0.0, 0.0]) < 1e-15, axis=1)
-    dof_start = np.cumsum([0] + [len(j.dofs) for j in plan.joints])[:-1]
     dof_joint = np.asarray(plan.dof_joint, dtype=np.intp)
-
+    steps = Steps(plan)
+    n_steps = np.array([len(j.axes) for j in plan.joints], dtype=np.intp)
+    step_start = np.cumsum(np.concatenate([[0], n_steps]))[:-1]
+    step_joint = np.repeat(np.arange(plan.n_joints), n_steps)
     types, axes, cones, swings = [], [], [], []
     for j in plan.joints:
-        for i, dof in enumerate(j.dofs):
+        ax = j.axes
+        for i, dof in enumerate(ax):
             if dof.type == "hinge":
                 types.append(HINGE)
             elif dof.type == "slide":
                 types.append(SLIDE)
-            elif i + 1 < len(j.dofs) and j.dofs[i + 1].type == "swing":
+            elif i + 1 < len(ax) and ax[i + 1].type == "swing":
                 types.append(SWING1)
                 k = len(types) - 1
                 swings.append((k, k + 1))
@@ -252,7 +298,12 @@ def _compile(plan: BodyPlan, dtype_name: str) -> KinematicModel:
             else:
                 types.append(SWING2)
             axes.append(dof.axis)
-    dof_type = np.array(types, dtype=np.intp)
+    step_type = np.array(types, dtype=np.intp)
+    step_of_dof = steps.of_dof
+    dof_type = step_type[step_of_dof]
+    swings = [(int(np.searchsorted(step_of_dof, a)), int(np.searchsorted(step_of_dof, b)))
+              for a, b in swings]  # fmt: skip
+    anc_steps: list[np.ndarray] = []
     anc: list[np.ndarray] = []
     for k in range(plan.n_joints):
         chain = []
@@ -260,8 +311,17 @@ def _compile(plan: BodyPlan, dtype_name: str) -> KinematicModel:
         while p >= 0:
             chain.append(p)
             p = parent[p]
-        anc.append(np.flatnonzero(np.isin(dof_joint, chain)))
+        anc_steps.append(np.flatnonzero(np.isin(step_joint, chain)))
+        anc.append(np.unique(steps.root[anc_steps[-1]]))
     sep_dofs, sep_keypoints, blocks = _partition(plan, parent, dof_joint)
+    signs = np.array(
+        [
+            np.sign(a[_aligned_axis(np.asarray(a))])
+            if t == HINGE and _aligned_axis(np.asarray(a)) >= 0
+            else 1.0
+            for a, t in zip(axes, types, strict=True)
+        ]
+    )
 
     def arr(x, shape=None):
         a = np.asarray(x, dtype=dtype)
@@ -280,33 +340,42 @@ def _compile(plan: BodyPlan, dtype_name: str) -> KinematicModel:
         offset_rot=arr(offset_rot),
         dof_joint=dof_joint,
         dof_type=dof_type,
-        dof_axis=arr(axes, (plan.n_dofs, 3)),
+        dof_axis=arr(np.asarray(axes).reshape(-1, 3)[step_of_dof], (plan.n_dofs, 3)),
         angular=dof_type != SLIDE,
         neutral=arr(plan.neutral),
         lower=arr(plan.lower),
         upper=arr(plan.upper),
         prior_scale=arr(plan.dof_weight_scalers),
         joint_weight=arr(plan.joint_weight_scalers),
-        levels=_levels(plan, parent, dof_start, dof_type, np.asarray(axes), offset_identity),
+        levels=_levels(
+            n_steps,
+            parent,
+            step_start,
+            step_type,
+            np.asarray(axes).reshape(-1, 3),
+            offset_identity,
+        ),
         hinge_dofs=np.flatnonzero(dof_type == HINGE),
         free_angles=np.flatnonzero(
             (dof_type == HINGE) & ~np.isfinite(plan.lower) & ~np.isfinite(plan.upper)
         ),
-        axis_sign=arr(
-            [
-                np.sign(a[_aligned_axis(np.asarray(a))])
-                if t == HINGE and _aligned_axis(np.asarray(a)) >= 0
-                else 1.0
-                for a, t in zip(axes, types, strict=True)
-            ],
-            (plan.n_dofs,),
-        ),
+        axis_sign=arr(signs[step_of_dof], (plan.n_dofs,)),
         ball_swing=np.array(swings, dtype=np.intp).reshape(-1, 2),
         ball_cone=arr(cones, (len(cones), 2)),
         anc_dofs=tuple(anc),
         sep_dofs=sep_dofs,
         sep_keypoints=sep_keypoints,
         blocks=blocks,
+        coupled=plan.coupled,
+        n_steps=len(types),
+        step_type=step_type,
+        step_axis=arr(axes, (len(types), 3)),
+        step_sign=arr(signs, (len(types),)),
+        step_root=steps.root,
+        step_of_dof=step_of_dof,
+        driven=steps.driven,
+        couplings=steps.couplings,
+        anc_steps=tuple(anc_steps),
     )
 
 

@@ -4,7 +4,8 @@
 calibrated cameras to the compiled engine (:mod:`pipeline.solve.compiled`, one frame at a
 time; cameras: :mod:`pipeline.solve.compiled.projection`) unless ``SolverConfig.engine``
 says otherwise, and everything else (other 2D mappers, ``engine="numpy"``) to the numpy
-engine.
+engine. A coupled plan (driven axes or couplings) runs on the numpy engine: the compiled
+one does not evaluate coupling functions, so asking for it explicitly is an error.
 
 The numpy engine is :mod:`pipeline.solve.numpy` (frames in lockstep lanes); the rules
 both engines share are :mod:`pipeline.solve.rules`.
@@ -48,8 +49,25 @@ def _compiled(config: SolverConfig, mapper) -> bool:
     return engine == "compiled" or (engine == "auto" and direct)
 
 
+def _coupled_engine(plan: BodyPlan, config: SolverConfig) -> SolverConfig:
+    """``config`` on the numpy engine for a coupled plan; ``engine="compiled"`` refused.
+
+    The compiled engine does not evaluate coupling functions.
+    """
+    if not plan.coupled:
+        return config
+    if config.engine == "compiled":
+        raise ConfigError(
+            f"SolverConfig.engine: 'compiled' does not evaluate driven axes or couplings, "
+            f"and body plan {plan.name or plan.source or '<plan>'!r} has them; use 'auto' "
+            "or 'numpy'"
+        )
+    return replace(config, engine="numpy")
+
+
 def _prepare(plan, targets, weights, config: SolverConfig, mapper) -> tuple[Problem, bool]:
     """The problem, in float64 for the compiled engine; and whether that engine runs it."""
+    config = _coupled_engine(plan, config)
     mapper = as_mapper(mapper)
     compiled = _compiled(config, mapper)
     if compiled:  # float64 results: uncertainties from unrounded poses; rounded at the end

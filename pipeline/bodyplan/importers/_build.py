@@ -28,7 +28,7 @@ import numpy as np
 
 from pipeline.kinematics.rotations import quat_multiply, quat_normalize, quat_to_matrix
 
-__all__ = ["Axis", "Ball", "Fixed", "PlanBuilder", "Step", "euler_quat", "is_identity"]
+__all__ = ["Axis", "Ball", "Driven", "Fixed", "PlanBuilder", "Step", "euler_quat", "is_identity"]
 
 _IDENTITY_Q = np.array([1.0, 0.0, 0.0, 0.0])
 
@@ -63,7 +63,21 @@ class Ball:
     twist_limit: tuple[float, float] | None = None
 
 
-Step = Fixed | Axis | Ball
+@dataclass(frozen=True)
+class Driven:
+    """A hinge or slide whose value is ``function(coordinate)`` (a version-3 driven axis).
+
+    ``function`` is the JSON object of :mod:`pipeline.bodyplan.functions`.
+    """
+
+    type: str
+    axis: np.ndarray
+    coordinate: str
+    function: dict[str, Any]
+    node: str | None = None
+
+
+Step = Fixed | Axis | Ball | Driven
 
 
 def is_identity(step: Fixed, tol: float = 0.0) -> bool:
@@ -119,6 +133,8 @@ class PlanBuilder:
         self._names: set[str] = set()
         self._reserved = set(reserved)
         self._balls: dict[str, str] = {}
+        #: Version-3 couplings (JSON objects) the plan gets.
+        self.couplings: list[dict[str, Any]] = []
 
     @property
     def names(self) -> list[str]:
@@ -205,6 +221,16 @@ class PlanBuilder:
                 if current is None:
                     current = start(step.node)
                     pending = Fixed(np.zeros(3))
+                if isinstance(step, Driven):
+                    current["dofs"].append(
+                        {
+                            "type": step.type,
+                            "axis": _floats(step.axis),
+                            "coordinate": step.coordinate,
+                            "function": step.function,
+                        }
+                    )
+                    continue
                 dof: dict[str, Any] = {"type": step.type, "axis": _floats(step.axis)}
                 if step.name is not None:
                     dof["name"] = step.name
@@ -259,10 +285,15 @@ class PlanBuilder:
         return node["name"]
 
     def plan_dict(self, fixed_base: bool, name: str | None, extras: dict[str, Any]) -> dict:
-        """The body-plan JSON object (version 2 when a ball joint is present)."""
+        """The body-plan JSON object (version 2 with a ball joint, 3 with driven axes)."""
         out: dict[str, Any] = {}
         if any("kind" in j for j in self.joints):
             out["version"] = 2
+        driven = any("function" in d for j in self.joints for d in j.get("dofs", ()))
+        if driven or self.couplings:
+            out["version"] = 3
+            if self.couplings:
+                out["couplings"] = self.couplings
         out["fixed_base"] = fixed_base
         if name:
             out["x-name"] = name

@@ -2,8 +2,9 @@
 
 Helpers of :mod:`pipeline.bodyplan.importers.osim`. A joint becomes a list of
 :class:`TransformAxis` in the order they apply (a ``CustomJoint``: its translations, then
-rotation1-3); each axis is a constant, linear in one coordinate, or neither (frozen at the
-default coordinates by the importer, which states the error that causes).
+rotation1-3); each axis is a constant, linear in one coordinate (a DOF), another function
+of one coordinate (a driven axis), or not expressible (frozen at the default coordinates
+by the importer, which states the error that causes).
 """
 
 from __future__ import annotations
@@ -158,8 +159,9 @@ def approximate(osim, joint, axes, frozen, steps, coords, defaults, couplers, in
     if strict:
         raise BodyPlanError(
             file,
-            f'<{cls} name="{name}"> (line {line}): {detail} is not linear in one coordinate; '
-            "a body plan cannot express it (strict import refuses it)",
+            f'<{cls} name="{name}"> (line {line}): {detail}: a body plan cannot express it '
+            "(a function of several coordinates, a function class without a body-plan "
+            "function, or a coordinate that drives no linear axis); strict import refuses it",
         )
     samples = []
     for c in which:

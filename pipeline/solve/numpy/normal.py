@@ -10,20 +10,22 @@ every keypoint hangs from) and for the DOFs of its own block (see
      [A_Bs,           A_BB ]]
 
 Each block is eliminated on its own (Schur complement onto the separator), batched over
-frames and blocks, with no fill; no dense state-sized solve is ever formed.
+frames and blocks, with no fill; no dense state-sized solve is ever formed. A coupled
+plan (driven axes) has no blocks: its rows come from the chain-rule Jacobian
+(:func:`pipeline.kinematics.forward.jacobian_from_state`) and its system is dense.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pipeline.kinematics.forward import FKState
+from pipeline.kinematics.forward import FKState, jacobian_from_state
 from pipeline.kinematics.model import KinematicModel
 from pipeline.solve.numpy.linalg import spd_solve
 from pipeline.solve.numpy.moments import assemble_moments
 from pipeline.solve.numpy.tables import NormalBlocks, block_layout
 
-__all__ = ["assemble_rows", "solve_blocks", "solve_normal"]
+__all__ = ["assemble_dense", "assemble_rows", "solve_blocks", "solve_normal"]
 
 
 def _cross(u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -138,6 +140,27 @@ def assemble_rows(
     return NormalBlocks(a_ss, g_s, m[..., ns:, :ns], m[..., ns:, ns:], g[..., ns:])
 
 
+def assemble_dense(
+    model: KinematicModel,
+    st: FKState,
+    residual: np.ndarray,
+    weight: np.ndarray,
+    mapper_jac: np.ndarray | None,
+) -> NormalBlocks:
+    """Normal equations of a model without blocks (a coupled plan), from dense rows.
+
+    Arguments as in :func:`assemble_rows`.
+    """
+    s = st.positions.shape[0]
+    x = _rows(jacobian_from_state(model, st), mapper_jac)  # (S, R, n_root + N)
+    w = np.broadcast_to(weight[..., None], residual.shape).reshape(s, -1)
+    wx = x * w[..., None]
+    a_ss = np.matmul(x.transpose(0, 2, 1), wx)
+    g_s = np.matmul(wx.transpose(0, 2, 1), residual.reshape(s, -1, 1))[..., 0]
+    empty = np.zeros((s, 0, 0), model.dtype)
+    return NormalBlocks(a_ss, g_s, empty[..., None], empty[..., None], empty)
+
+
 def solve_normal(
     model: KinematicModel,
     st: FKState,
@@ -174,7 +197,9 @@ def solve_normal(
     (S, n_root + N) array
         The step; zero for poses whose system could not be solved.
     """
-    if mapper_jac is None:
+    if model.coupled:
+        blocks = assemble_dense(model, st, residual, weight, mapper_jac)
+    elif mapper_jac is None:
         blocks = assemble_moments(model, st, residual[:, 0], weight[:, 0])
     else:
         blocks = assemble_rows(model, st, residual, weight, mapper_jac)

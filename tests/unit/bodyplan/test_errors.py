@@ -124,10 +124,10 @@ V1_CASES = [
           'is a version-2 field but the file does not declare "version": 2', "v2-kind-in-v1-file"),
     _case("v1", _set(J, 2, "swing_limit", 1.0), "lower", None, "swing_limit",
           'is a version-2 field but the file does not declare "version": 2', "v2-field-in-v1-file"),
-    _case("v1", _set("version", 3), None, None, "version",
-          "unknown version number 3; known versions: 1, 2", "unknown-version"),
+    _case("v1", _set("version", 4), None, None, "version",
+          "unknown version number 4; known versions: 1, 2, 3", "unknown-version"),
     _case("v1", _set("version", "2"), None, None, "version",
-          "unknown version string '2'; known versions: 1, 2", "version-as-string"),
+          "unknown version string '2'; known versions: 1, 2, 3", "version-as-string"),
 ]
 V2_CASES = [
     _case("v2", _set(J, 2, "kind", "balll"), "shoulder", None, "kind",

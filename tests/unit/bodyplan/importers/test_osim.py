@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
 import pytest
 
-from pipeline.bodyplan import BodyPlanError
+from pipeline.bodyplan import BodyPlanError, load_body_plan
 from pipeline.bodyplan.engine_config import from_engine_configuration, to_engine_configuration
 from pipeline.bodyplan.importers import ConversionWarning, plan_unit
 from pipeline.bodyplan.importers.osim import import_osim
 from pipeline.kinematics import forward_kinematics
+from tests.fixtures.shared_data import SHARED
 
 from .models import OSIM, OSIM_FILES, need
 
@@ -29,45 +31,42 @@ def _vec(v) -> np.ndarray:
     return np.array([v.get(i) for i in range(3)])
 
 
-def _below(plan, names: set[str]) -> set[str]:
-    """Joints at or below any of ``names``."""
-    out = set()
-    for i, joint in enumerate(plan.joints):
-        k = i
-        while k >= 0:
-            if plan.joints[k].name in names:
-                out.add(joint.name)
-                break
-            k = int(plan.parent_indices[k])
-    return out
+POSE2SIM = SHARED / "data" / "pose2sim" / "opensim"
+MODELS = [OSIM / n for n in OSIM_FILES] + [
+    POSE2SIM / "Model_Pose2Sim_Body25b.osim",
+    POSE2SIM / "Model_Pose2Sim_body25b_scaled.osim",
+]
 
 
-@pytest.mark.parametrize("name", OSIM_FILES)
-def test_body_origins_and_markers_equal_opensim(name, rng):
-    path = OSIM / name
-    plan = _import(path)
-    source = plan.extras["x-source"]
-    approx = {a["child"]: a for a in source["approximations"]}
-    spline_coords = {c for a in source["approximations"] for c in a["coordinates"]}
-    model = osim.Model(str(path))
-    state = model.initSystem()
-    coords = model.getCoordinateSet()
-    couplers = {}
+def _couplers(model) -> dict:
+    out = {}
     for c in model.getConstraintSet():
         cc = osim.CoordinateCouplerConstraint.safeDownCast(c)
-        if cc is not None:
-            couplers[cc.getDependentCoordinateName()] = (
+        if cc is not None and c.get_isEnforced():
+            out[cc.getDependentCoordinateName()] = (
                 cc.getIndependentCoordinateNames().get(0),
                 cc.getFunction(),
             )
-    for trial in range(12):
+    return out
+
+
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: p.name)
+def test_body_origins_and_markers_equal_opensim(path, rng):
+    """Knees, patellae and couplers exact: every body origin and marker within 1e-9 m of
+    OpenSim's at the default pose and at random coordinates across the ranges."""
+    plan = _import(path)
+    assert plan.extras["x-source"]["approximations"] == []
+    model = osim.Model(str(path))
+    state = model.initSystem()
+    coords = model.getCoordinateSet()
+    couplers = _couplers(model)
+    worst = 0.0
+    for trial in range(8):
         values = {}
         for c in coords:
-            lo, hi = c.getRangeMin(), c.getRangeMax()
             v = c.getDefaultValue()
-            free = trial and not c.get_locked() and c.getName() not in couplers
-            if free and (trial % 2 or c.getName() not in spline_coords):
-                v = rng.uniform(lo, hi)  # even trials: spline coordinates at default
+            if trial and not c.get_locked() and c.getName() not in couplers:
+                v = rng.uniform(max(c.getRangeMin(), -np.pi), min(c.getRangeMax(), np.pi))
             values[c.getName()] = v
         for dep, (ind, fn) in couplers.items():  # what the constraint enforces
             values[dep] = fn.calcValue(osim.Vector(1, values[ind]))
@@ -76,49 +75,101 @@ def test_body_origins_and_markers_equal_opensim(name, rng):
         model.realizePosition(state)
         pose = from_engine_configuration(plan, values)
         pos = forward_kinematics(plan, pose.dof_values)
-        at_default = trial == 0 or trial % 2 == 0
-        exact_below = set() if at_default else _below(plan, set(approx))
         for body in model.getBodySet():
-            err = np.abs(
-                pos[plan.joint_index(body.getName())] - _vec(body.getPositionInGround(state))
-            )
-            if body.getName() in approx:  # frozen spline: the stated bound
-                assert err.max() <= approx[body.getName()]["max_origin_error"] + 1e-9
-            elif body.getName() not in exact_below:
-                assert err.max() < 1e-9, (name, body.getName(), err.max())
-            else:  # below a frozen spline: the knee's error carried down the leg
-                assert err.max() < 0.05
+            got = pos[plan.joint_index(body.getName())]
+            worst = max(worst, np.abs(got - _vec(body.getPositionInGround(state))).max())
         for marker in model.getMarkerSet():
-            k = plan.joint_index(marker.getName())
-            parent = marker.getParentFrame().findBaseFrame().getName()
-            if parent not in exact_below and parent not in approx:
-                np.testing.assert_allclose(
-                    pos[k], _vec(marker.getLocationInGround(state)), atol=1e-9
-                )
+            got = pos[plan.joint_index(marker.getName())]
+            worst = max(worst, np.abs(got - _vec(marker.getLocationInGround(state))).max())
         back = to_engine_configuration(plan, pose.dof_values)
-        for n, v in back.items():
-            if any(
-                e["coordinate"] == n and "dof" in e
-                for e in source["engine_configuration"]["entries"]
-            ):
-                assert v == pytest.approx(values[n], abs=1e-12)
+        for n, v in back.items():  # every coordinate back, the dependent ones too
+            assert v == pytest.approx(values[n], abs=1e-12), n
+    assert worst < 1e-9, (path.name, worst)
     assert plan.n_joints >= model.getNumBodies() + 1 + model.getNumMarkers()
 
 
-def test_spline_coupled_knees_warn_and_strict_refuses():
-    with pytest.warns(ConversionWarning) as record:
-        plan = import_osim(OSIM / "gait2392_thelen2003muscle.osim")
-    texts = [str(w.message) for w in record if "frozen" in str(w.message)]
-    assert any('<CustomJoint name="knee_r"> (line' in t and "knee_angle_r" in t for t in texts)
-    bound = {a["joint"]: a["max_origin_error"] for a in plan.extras["x-source"]["approximations"]}
-    assert set(bound) == {"knee_r", "knee_l"} and 0.0 < bound["knee_r"] < 0.05  # metres
-    assert "knee_angle_r" in plan.dof_names  # the linear rotation stays a hinge
-    with pytest.raises(
-        BodyPlanError,
-        match=r'<CustomJoint name="knee_r"> \(line \d+\): '
-        r"translation1 \(SimmSpline of knee_angle_r\).*strict import",
-    ):
-        import_osim(OSIM / "gait2392_thelen2003muscle.osim", strict=True)
+@pytest.mark.parametrize(
+    ("path", "n_couplings", "n_dofs"),
+    [
+        (OSIM / "gait2392_thelen2003muscle.osim", 0, 23),
+        (OSIM / "Rajagopal2016.osim", 2, 37),
+        (POSE2SIM / "Model_Pose2Sim_Body25b.osim", 20, 42),
+    ],
+    ids=lambda v: getattr(v, "name", v),
+)
+def test_knees_patellae_and_couplers_import_exactly_without_warnings(path, n_couplings, n_dofs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConversionWarning)
+        plan = import_osim(path, strict=True)
+    assert plan.version == 3 and len(plan.couplings) == n_couplings
+    assert plan.n_dofs == n_dofs  # dependent coordinates are not DOFs
+    source = plan.extras["x-source"]
+    assert source["approximations"] == [] and source["constraints_not_enforced"] == []
+    knee = next(j for j in plan.joints if j.driven and j.dofs and j.dofs[-1].name == "knee_angle_r")
+    assert {a.function.type for a in knee.driven} == {"SimmSpline"}
+    if n_couplings:
+        beta = next(c for c in plan.couplings if c.name == "knee_angle_r_beta")
+        assert beta.coordinate == "knee_angle_r" and beta.function.type == "LinearFunction"
+        assert "knee_angle_r_beta" not in plan.dof_names
+        assert "knee_angle_r_beta" in source["engine_configuration"]["dependent"]
+
+
+def _edit(src, dst, old: str, new: str, after: str = ""):
+    text = src.read_text()
+    start = text.index(after) if after else 0
+    at = text.index(old, start)
+    dst.write_text(text[:at] + new + text[at + len(old) :])
+    return dst
+
+
+def test_what_the_plan_cannot_express_is_named(tmp_path):
+    # a function class without a body-plan function: frozen with a warning, strict refuses
+    text = (OSIM / "gait2392_thelen2003muscle.osim").read_text()
+    start = text.index('<CustomJoint name="knee_r">')
+    a = text.index('<SimmSpline name="function">', start)
+    b = text.index("</SimmSpline>", a) + len("</SimmSpline>")
+    sine = (
+        '<Sine name="function"><amplitude>0.01</amplitude><omega>1</omega><phase>0</phase></Sine>'
+    )
+    odd = tmp_path / "sine_knee.osim"
+    odd.write_text(text[:a] + sine + text[b:])
+    with pytest.warns(ConversionWarning, match=r'<CustomJoint name="knee_r"> \(line \d+\): '
+                      r"translation1 \(Sine of knee_angle_r\) frozen"):  # fmt: skip
+        plan = import_osim(odd)
+    assert [a["joint"] for a in plan.extras["x-source"]["approximations"]] == ["knee_r"]
+    with pytest.raises(BodyPlanError, match=r"translation1 \(Sine of knee_angle_r\).*strict"):
+        import_osim(odd, strict=True)
+    # a coupler OpenSim does not enforce: its dependent coordinate drives only splines
+    loose = _edit(
+        OSIM / "Rajagopal2016.osim",
+        tmp_path / "loose_patella.osim",
+        "<isEnforced>true</isEnforced>",
+        "<isEnforced>false</isEnforced>",
+        after='<CoordinateCouplerConstraint name="patellofemoral_knee_angle_r_con"',
+    )
+    with pytest.warns(ConversionWarning, match=r"patellofemoral_r.*knee_angle_r_beta"):
+        plan = import_osim(loose)
+    records = plan.extras["x-source"]["constraints_not_enforced"]
+    assert [r["constraint"] for r in records] == ["patellofemoral_knee_angle_r_con"]
+    assert [c.name for c in plan.couplings] == ["knee_angle_l_beta"]
+
+
+def test_converter_cli_round_trip(tmp_path):
+    from typer.testing import CliRunner
+
+    import flows.cli.bodyplan_tools  # noqa: F401 (registers the commands)
+    from flows.cli import app
+
+    path = OSIM / "Rajagopal2016.osim"
+    out = tmp_path / "rajagopal.json"
+    result = CliRunner().invoke(app, ["body-plan", "convert", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "37 DOFs" in result.output
+    back = load_body_plan(out)
+    plan = _import(path)
+    assert back == plan and back.version == 3 and json.loads(out.read_text())["version"] == 3
+    q = np.random.default_rng(3).uniform(-0.5, 0.5, (4, plan.n_dofs))
+    np.testing.assert_array_equal(forward_kinematics(back, q), forward_kinematics(plan, q))
 
 
 def test_markers_locked_coordinates_and_units():
@@ -164,3 +215,41 @@ def test_bad_osim_files(tmp_path):
     )
     with pytest.raises(BodyPlanError, match=r"broken\.osim: OpenSim cannot load the model"):
         import_osim(broken)
+
+
+def test_coupler_scale_factor_as_opensim_assembles_it(tmp_path):
+    scaled = _edit(
+        OSIM / "Rajagopal2016.osim",
+        tmp_path / "scaled_coupler.osim",
+        "<scale_factor>1</scale_factor>",
+        "<scale_factor>2</scale_factor>",
+        after='<CoordinateCouplerConstraint name="patellofemoral_knee_angle_r_con"',
+    )
+    plan = _import(scaled)
+    model = osim.Model(str(scaled))
+    state = model.initSystem()
+    coords = model.getCoordinateSet()
+    coords.get("knee_angle_r").setValue(state, 0.7, True)  # OpenSim assembles the dependent
+    pose = from_engine_configuration(plan, {"knee_angle_r": 0.7})
+    values = to_engine_configuration(plan, pose.dof_values)
+    want = coords.get("knee_angle_r_beta").getValue(state)
+    assert values["knee_angle_r_beta"] == pytest.approx(want, abs=1e-8)
+    assert want == pytest.approx(1.4, abs=1e-8)
+
+
+def test_unnormalized_translation_axis_as_opensim(tmp_path):
+    text = (OSIM / "gait2392_thelen2003muscle.osim").read_text()
+    start = text.index('<TransformAxis name="translation1">', text.index('"knee_r">'))
+    a = text.index("<axis>", start)
+    b = text.index("</axis>", a)
+    odd = tmp_path / "long_axis.osim"
+    odd.write_text(text[:a] + "<axis>2 0 0" + text[b:])  # OpenSim normalizes the axis
+    plan = _import(odd)
+    model = osim.Model(str(odd))
+    state = model.initSystem()
+    model.getCoordinateSet().get("knee_angle_r").setValue(state, -1.2, False)
+    model.realizePosition(state)
+    pose = from_engine_configuration(plan, {"knee_angle_r": -1.2})
+    got = forward_kinematics(plan, pose.dof_values)[plan.joint_index("tibia_r")]
+    want = _vec(model.getBodySet().get("tibia_r").getPositionInGround(state))
+    np.testing.assert_allclose(got, want, atol=1e-12)
