@@ -52,6 +52,7 @@ READER_MODULES: tuple[str, ...] = (
     "pipeline.tracks.readers.anipose",
     "pipeline.tracks.readers.nwb",
     "pipeline.tracks.readers.c3d",
+    "pipeline.tracks.readers.trc",
     "pipeline.tracks.readers.bvh",
     "pipeline.tracks.readers.csv",
     "pipeline.tracks.readers.kimodo",

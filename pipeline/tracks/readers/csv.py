@@ -87,6 +87,20 @@ def _numbers(path: Path, table: pd.DataFrame, column: str) -> np.ndarray:
     return values
 
 
+def _check_columns(path: Path, columns: list[str]) -> None:
+    """Refuse a header without the required columns, listing what it has."""
+    missing = [c for c in REQUIRED if c not in columns]
+    if not {"frame", "time"} & set(columns):
+        missing.append("frame or time")
+    if missing:
+        shown = columns if len(columns) <= 12 else [*columns[:12], "..."]
+        raise TracksError(
+            f"{path}: not a long-layout keypoint CSV: missing columns {missing}; its first "
+            f"line has {shown}; expected frame|time, [individual,] keypoint, x, y[, z]"
+            "[, confidence] (another format? leave --format out to detect it)"
+        )
+
+
 def sniff(path: str | Path) -> bool:
     """Return True if the header names ``keypoint``, ``x``, ``y`` and ``frame`` or ``time``."""
     path = Path(path)
@@ -115,17 +129,14 @@ def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
         Unit ``"unknown"`` (a CSV does not record it: the ``unit`` option says).
     """
     path = Path(path)
-    table = pd.read_csv(path, sep=None, engine="python")
+    _check_columns(path, _header(path))
+    try:
+        table = pd.read_csv(path, sep=None, engine="python")
+    except (pd.errors.ParserError, csv.Error, UnicodeDecodeError) as err:
+        raise TracksError(f"{path}: not a readable keypoint CSV ({err})") from None
     _check_row_lengths(path, len(table.columns))
     table.columns = [str(c).strip().lower() for c in table.columns]
-    missing = [c for c in REQUIRED if c not in table.columns]
-    if not {"frame", "time"} & set(table.columns):
-        missing.append("frame or time")
-    if missing:
-        raise TracksError(
-            f"{path}: missing columns {missing}; header has {list(table.columns)}; expected "
-            "frame|time, [individual,] keypoint, x, y[, z][, confidence]"
-        )
+    _check_columns(path, list(table.columns))
     if "individual" not in table.columns:
         table["individual"] = "individual_0"
     space = ("x", "y", "z") if "z" in table.columns else ("x", "y")
