@@ -50,8 +50,10 @@ FORMAT_NAMES = (
     "anipose",
     "nwb",
     "c3d",
+    "trc",
     "bvh",
     "csv",
+    "openpose",
     "kimodo",
 )
 

@@ -1,7 +1,10 @@
 """``kinefit ingest --views camA=a.csv camB=b.csv --calibration calibration.toml``.
 
 The multi-camera branch of ``kinefit ingest``: view names are the calibration's camera
-names (any order); ``--offset camB=2`` says that frame 2 of camB's file is session frame 0.
+names (any order, compared after normalisation: ``cam01`` = ``cam_01``), or views are given
+as bare files or folders (``--views pose/cam01_json pose/cam02_json``) and pair by their
+names or in sorted order, the pairing printed; ``--offset camB=2`` says that frame 2 of
+camB's file is session frame 0.
 """
 
 from __future__ import annotations
@@ -52,7 +55,18 @@ def ingest_views_command(
 
     if calibration is None:
         raise typer.BadParameter("--views needs --calibration FILE", param_hint="--calibration")
-    views = parse_pairs(pairs, "--views")
+    bare = [item for item in pairs if "=" not in item]
+    if bare and len(bare) != len(pairs):
+        raise typer.BadParameter(
+            "name every view (CAMERA=PATH) or none (PATH ...), not some", param_hint="--views"
+        )
+    for item in bare:
+        if not Path(item).exists():
+            raise typer.BadParameter(
+                f"{item!r}: no such file or folder; expected NAME=VALUE (CAMERA=PATH) or PATH",
+                param_hint="--views",
+            )
+    views: Any = list(bare) if bare else parse_pairs(pairs, "--views")
     offset = parse_pairs(offsets or (), "--offset", int) if offsets else None
     if out.exists() and not overwrite and store_attrs(out).get("ds_type") == "poses":
         raise FileExistsError(f"{out}: already exists; pass --overwrite to replace it")
@@ -68,8 +82,12 @@ def ingest_views_command(
         chunk_frames=chunk_frames,
         force=True,
     )
+    if report.view_pairing and report.view_pairing != "name":
+        pairs_text = ", ".join(f"{given} -> {cam}" for given, cam in report.views)
+        say(f"paired views with cameras by {report.view_pairing}: {pairs_text}")
+    cameras = [cam for _, cam in report.views] or list(views)
     say(
         f"[green]wrote[/] {q(out)}: {report.n_frames} frames at {report.fps:g} fps, "
-        f"{len(views)} views ({', '.join(views)}), {report.n_keypoints} keypoints, "
+        f"{len(cameras)} views ({', '.join(map(str, cameras))}), {report.n_keypoints} keypoints, "
         f"{report.n_individuals} individual(s)"
     )

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pipeline.archive.discover import SessionSource
-from pipeline.archive.views import read_views, views_fingerprint
+from pipeline.archive.views import Views, read_views, views_fingerprint
 from pipeline.provenance.fingerprint import kinefit_version, store_signature
 from pipeline.provenance.hashing import json_sha256, text_sha256, tree_sha256
 from pipeline.store import DEFAULT_CHUNK_FRAMES, write_tracks
@@ -45,6 +46,10 @@ class IngestReport:
     fps : float
     seconds : float
         Wall time.
+    view_pairing : str
+        Multi-view stores: how views paired with cameras (``"name"``, ...), else ``""``.
+    views : tuple of (str, str)
+        Multi-view stores: (name given, camera) per view, in view order.
     """
 
     session: str
@@ -55,6 +60,8 @@ class IngestReport:
     n_individuals: int
     fps: float
     seconds: float
+    view_pairing: str = ""
+    views: tuple[tuple[str, str], ...] = ()
 
 
 def local_copy(url: str, cache: str | Path | None = None) -> Path:
@@ -209,8 +216,16 @@ def ingest_session(
     )
 
 
+def _pairing(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    names, cameras = attrs.get("view_names") or [], [c["name"] for c in attrs.get("cameras", [])]
+    return {
+        "view_pairing": str(attrs.get("view_pairing") or ""),
+        "views": tuple(zip(map(str, names), cameras, strict=False)),
+    }
+
+
 def ingest_views(
-    views: dict[str, str | Path],
+    views: Views,
     calibration: str | Path,
     out: str | Path,
     *,
@@ -227,8 +242,9 @@ def ingest_views(
 
     Parameters
     ----------
-    views : dict of str to path
-        View (camera) name -> 2D tracks file; matched to the calibration's cameras by name.
+    views : mapping of str to path, or sequence of paths
+        View name -> 2D tracks file or folder, or the files alone; paired with the
+        calibration's cameras as :func:`pipeline.archive.views.read_views` says.
     calibration : str or Path
         Calibration file (:func:`pipeline.cameras.read_calibration`).
     out : str or Path
@@ -278,6 +294,7 @@ def ingest_views(
             int(attrs.get("n_individuals", 0)),
             float(attrs.get("fps") or 0.0),
             time.perf_counter() - t0,
+            **_pairing(attrs),
         )
     ds = read_views(
         views,
@@ -308,4 +325,5 @@ def ingest_views(
         sizes["individual"],
         float(ds.attrs["fps"] or 0.0),
         time.perf_counter() - t0,
+        **_pairing(ds.attrs),
     )

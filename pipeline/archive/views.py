@@ -3,7 +3,8 @@
 :func:`read_views` reads every view's file with the reader registry
 (:func:`pipeline.tracks.read_tracks`: DeepLabCut, SLEAP, LightningPose, ...), reads the
 calibration (:func:`pipeline.cameras.read_calibration`), matches views to cameras by name
-(any order, :func:`pipeline.cameras.match_views`), checks that every view tracks the same
+(exactly, after normalisation, or in sorted order for unnamed views:
+:func:`pipeline.cameras.pairing.pair_views`), checks that every view tracks the same
 keypoints and individuals, aligns the frames (:mod:`pipeline.tracks.multiview`'s sync rule)
 and returns a validated multi-view dataset. Everything is checked before anything is
 written: each problem is one :class:`~pipeline.errors.TracksError` or
@@ -12,20 +13,54 @@ written: each problem is one :class:`~pipeline.errors.TracksError` or
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
-from pipeline.cameras import Camera, match_views, read_calibration
+from pipeline.cameras import read_calibration
+from pipeline.cameras.pairing import pair_views
 from pipeline.errors import TracksError
 from pipeline.provenance.hashing import json_sha256, tree_sha256
 from pipeline.tracks import read_tracks
 from pipeline.tracks.multiview import make_multiview_dataset
 
-__all__ = ["read_views", "views_fingerprint"]
+__all__ = ["read_views", "view_name", "views_fingerprint"]
+
+#: Views as given: name -> file, or files alone (named after the files).
+Views = Mapping[str, str | Path] | Sequence[str | Path]
+
+
+def view_name(path: str | Path) -> str:
+    """The name of an unnamed view: its file's stem or its folder's name."""
+    path = Path(path)
+    return path.name if path.is_dir() else path.stem
+
+
+def _as_mapping(views: Views) -> tuple[dict[str, Path], bool]:
+    """(name -> path, whether the names were given)."""
+    if isinstance(views, Mapping):
+        return {str(k): Path(v) for k, v in views.items()}, True
+    paths = [Path(v) for v in views]
+    named = {view_name(p): p for p in paths}
+    if len(named) != len(paths):
+        names = [view_name(p) for p in paths]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        raise TracksError(
+            f"views {dupes} have the same file name in different folders; name them: "
+            "--views CAMERA=PATH"
+        )
+    return named, False
+
+
+def _pad_individuals(read: list[tuple[str, Path, xr.Dataset]]) -> list[tuple]:
+    """Unassociated candidates (``person0..``) padded with NaN to the largest count."""
+    if not all(ds.attrs.get("individuals_associated") is False for _, _, ds in read):
+        return read
+    widest = max(read, key=lambda r: r[2].sizes["individual"])[2]["individual"].values
+    return [(v, p, ds.reindex(individual=widest)) for v, p, ds in read]
 
 
 def _names(ds: xr.Dataset, dim: str) -> list[str]:
@@ -43,8 +78,10 @@ def _check_same(dim: str, first: tuple[str, Path, list[str]], other: tuple[str, 
         )
 
 
-def _offsets(views: list[str], offsets: Mapping[str, int] | None, source: str) -> list[int]:
-    offsets = dict(offsets or {})
+def _offsets(
+    views: list[str], offsets: Mapping[str, int] | None, source: str, aliases: Mapping[str, str]
+) -> list[int]:
+    offsets = {aliases.get(k, k): v for k, v in (offsets or {}).items()}
     unknown = sorted(set(offsets) - set(views))
     if unknown:
         raise TracksError(f"{source}: frame offsets for unknown views {unknown}; views: {views}")
@@ -58,7 +95,7 @@ def _offsets(views: list[str], offsets: Mapping[str, int] | None, source: str) -
 
 
 def read_views(
-    views: Mapping[str, str | Path],
+    views: Views,
     calibration: str | Path,
     *,
     unit: str | None = None,
@@ -72,14 +109,19 @@ def read_views(
 
     Parameters
     ----------
-    views : mapping of str to path
-        View (camera) name -> its 2D tracks file, e.g. ``{"camA": "a.csv"}``; any order.
+    views : mapping of str to path, or sequence of paths
+        View (camera) name -> its 2D tracks file or folder, e.g. ``{"camA": "a.csv"}``,
+        any order; or the files alone, named after them (``pose/cam01_json``).
     calibration : str or Path
-        Anipose/Pose2Sim TOML or OpenCV YAML/JSON with a camera of each view's name.
+        Anipose/Pose2Sim TOML or OpenCV YAML/JSON. Views pair with its cameras by name,
+        by normalised name (``cam01`` = ``cam_01``) or, for unnamed views, in sorted order
+        (:func:`pipeline.cameras.pairing.pair_views`); ``attrs["view_pairing"]`` records
+        the rule and ``attrs["view_names"]`` the names given, in view order.
     unit : str, optional
         Length unit of the calibration's extrinsics when the file records none.
     frame_offset : mapping of str to int, optional
-        Per view, the frame of its file that is session frame 0 (default 0). Without
+        Per view (its given name or its camera's), the frame of its file that is session
+        frame 0 (default 0). Without
         offsets every file must have the same number of frames.
     fps : float, optional
         Frame rate for files that do not record it.
@@ -107,15 +149,16 @@ def read_views(
     """
     if not views:
         raise TracksError("no views given; pass --views NAME=FILE ... (one per camera)")
-    names = [str(v) for v in views]
+    given, named = _as_mapping(views)
+    names = list(given)
     calibration = Path(calibration)
-    cameras: list[Camera] = match_views(
-        read_calibration(calibration, unit=unit), names, source=str(calibration)
+    cameras, rule = pair_views(
+        read_calibration(calibration, unit=unit), names, named=named, source=str(calibration)
     )
-    offsets = _offsets(names, frame_offset, str(calibration))
+    aliases = {cam.name: name for name, cam in zip(names, cameras, strict=True)}
+    offsets = _offsets(names, frame_offset, str(calibration), aliases)
     read = []
-    for name, path in views.items():
-        path = Path(path)
+    for name, path in given.items():
         ds = read_tracks(path, format=format, fps=fps, **options)
         if ds.sizes["space"] != 2:
             raise TracksError(
@@ -123,6 +166,7 @@ def read_views(
                 "pixel keypoints (x, y)"
             )
         read.append((name, path, ds))
+    read = _pad_individuals(read)
     first = read[0]
     for dim in ("keypoint", "individual"):
         for other in read[1:]:
@@ -163,17 +207,34 @@ def read_views(
         source_software=first[2].attrs.get("source_software") or "unknown",
         session=session,
         view_files=[str(p) for _, p, _ in read],
-        extra_attrs={"calibration_file": str(calibration)},
+        extra_attrs={
+            "calibration_file": str(calibration),
+            "view_pairing": rule,
+            "view_names": names,
+            **_shared_attrs(read),
+        },
     )
 
 
-def views_fingerprint(
-    views: Mapping[str, str | Path], calibration: str | Path, settings: Mapping[str, Any]
-) -> str:
+def _shared_attrs(read: list[tuple[str, Path, xr.Dataset]]) -> dict[str, Any]:
+    """Reader attrs that describe every view alike (skeleton, association), when equal."""
+    keys = ("skeleton", "individuals_associated", "individuals_note", "source_format")
+    out = {}
+    for key in keys:
+        values = [ds.attrs.get(key) for _, _, ds in read]
+        if values[0] is not None and all(v == values[0] for v in values):
+            out[key] = values[0]
+    return out
+
+
+def views_fingerprint(views: Views, calibration: str | Path, settings: Mapping[str, Any]) -> str:
     """sha256 of every view file's bytes, the calibration's, and the reading settings."""
+    given, named = _as_mapping(views)
     recipe = {
-        "views": {str(v): tree_sha256(p) for v, p in views.items()},
+        "views": {str(v): tree_sha256(p) for v, p in given.items()},
         "calibration": tree_sha256(calibration),
         "settings": {k: str(v) for k, v in sorted(settings.items())},
     }
+    if not named:
+        recipe["unnamed"] = True
     return json_sha256(recipe)

@@ -55,6 +55,7 @@ READER_MODULES: tuple[str, ...] = (
     "pipeline.tracks.readers.trc",
     "pipeline.tracks.readers.bvh",
     "pipeline.tracks.readers.csv",
+    "pipeline.tracks.readers.openpose",
     "pipeline.tracks.readers.kimodo",
 )
 #: Options every reader accepts; the registry applies them after ``read``.
