@@ -100,8 +100,9 @@ def ingest(
     views: Annotated[
         list[str] | None,
         typer.Option(
-            help="Multi-camera session: --views camA=a.csv camB=b.csv, one 2D file per "
-            "camera of --calibration (names matched, any order)."
+            help="Multi-camera session: --views camA=a.csv camB=b.csv, one 2D file (or "
+            "folder) per camera of --calibration (names matched after normalisation, any "
+            "order); or bare paths, paired by name or sorted order."
         ),
     ] = None,
     calibration: Annotated[

@@ -143,7 +143,7 @@ def read(path: str | Path, *, fps: float | None = None, skeleton: str | None = N
     -------
     xarray.Dataset
         ``position (time, space=[x, y], keypoint, individual=person0..)`` pixels,
-        ``confidence`` the detector's scores, unit ``px``.
+        ``confidence`` the detector's scores, unit ``px``, up axis ``-y`` (image rows).
 
     Raises
     ------
@@ -202,6 +202,7 @@ def read(path: str | Path, *, fps: float | None = None, skeleton: str | None = N
         source_software=SOFTWARE,
         source_file=path,
         unit="px",
+        up_axis="-y",
         extra_attrs={
             "source_format": FORMAT,
             "skeleton": name,
