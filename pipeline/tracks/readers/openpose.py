@@ -11,9 +11,10 @@ What is read:
   OpenPose did not detect (confidence 0) is missing (NaN position, confidence 0).
 - skeleton: the ``skeleton=`` option (a name of :data:`pipeline.tracks.pose_skeletons.
   SKELETONS`), else the one skeleton with that many keypoints; 25 keypoints are BODY_25
-  when keypoint 8 (``CHip``) lies midway between the hips (9, 12), BODY_25B when it does
-  not (it is the right elbow there); stated in ``attrs["skeleton"]`` and
-  ``attrs["skeleton_from"]``.
+  when keypoint 8 (``CHip``) lies midway between the hips (9, 12) and keypoint 1 (``Neck``)
+  between the shoulders (2, 5), BODY_25B when keypoint 8 is far from the hips' midpoint
+  (it is the right elbow there), else an error asks for ``skeleton=``; stated in
+  ``attrs["skeleton"]`` and ``attrs["skeleton_from"]``.
 - people: every person of a frame is a candidate: individual ``person<i>`` is the i-th
   entry of each frame's ``people``, not the same person across frames or views
   (``attrs["individuals_associated"] = False``); frames with fewer people are NaN there.
@@ -42,8 +43,9 @@ SUFFIXES: tuple[str, ...] = ()
 SOFTWARE = "OpenPose"
 KEY = "pose_keypoints_2d"
 _FRAME = re.compile(r"(\d+)(?!.*\d)")
-#: BODY_25 vs BODY_25B: median distance of keypoint 8 from the hips' midpoint, over the
-#: hip width, below which it is BODY_25's CHip and above which BODY_25B's right elbow.
+#: BODY_25 vs BODY_25B: median distance of keypoint 8 from the hips' midpoint (and of 1
+#: from the shoulders'), over their width, below which it is BODY_25's CHip (and Neck),
+#: and of 8 above which it is BODY_25B's right elbow.
 MIDHIP_AT_MOST, ELBOW_AT_LEAST = 0.25, 0.6
 
 
@@ -77,6 +79,18 @@ def _load(path: Path) -> list[list[float]]:
     return out
 
 
+def _midway(arrays: np.ndarray, middle: int, a: int, b: int) -> float:
+    """Median distance of keypoint ``middle`` from the midpoint of ``a`` and ``b``, over theirs.
+
+    ``arrays (frame, person, keypoint, 3)``; NaN when never measurable.
+    """
+    xy = arrays[:, :, :, :2]
+    width = np.linalg.norm(xy[:, :, a] - xy[:, :, b], axis=-1)
+    off = np.linalg.norm(xy[:, :, middle] - (xy[:, :, a] + xy[:, :, b]) / 2, axis=-1)
+    ok = np.isfinite(off) & (width > 0)
+    return float(np.median(off[ok] / width[ok])) if ok.any() else float("nan")
+
+
 def _guess(path: Path, arrays: np.ndarray, n: int, skeleton: str | None) -> tuple[str, str]:
     """(skeleton name, how it was chosen) for ``n`` keypoints."""
     if skeleton is not None:
@@ -95,14 +109,10 @@ def _guess(path: Path, arrays: np.ndarray, n: int, skeleton: str | None) -> tupl
     if len(fits) == 1:
         return fits[0], "keypoint count"
     if set(fits) == {"BODY_25", "BODY_25B"}:
-        xy = arrays[:, :, :, :2]  # (frame, person, keypoint, 2)
-        width = np.linalg.norm(xy[:, :, 9] - xy[:, :, 12], axis=-1)
-        off = np.linalg.norm(xy[:, :, 8] - (xy[:, :, 9] + xy[:, :, 12]) / 2, axis=-1)
-        ok = np.isfinite(off) & (width > 0)
-        ratio = float(np.median(off[ok] / width[ok])) if ok.any() else np.nan
-        if ratio <= MIDHIP_AT_MOST:
-            return "BODY_25", "keypoint layout (keypoint 8 midway between the hips)"
-        if ratio >= ELBOW_AT_LEAST:
+        hips, neck = _midway(arrays, 8, 9, 12), _midway(arrays, 1, 2, 5)
+        if hips <= MIDHIP_AT_MOST and not neck > MIDHIP_AT_MOST:
+            return "BODY_25", "keypoint layout (keypoints 8 and 1 midway between hips, shoulders)"
+        if hips >= ELBOW_AT_LEAST:
             return "BODY_25B", "keypoint layout (keypoint 8 not between the hips)"
     raise fail(
         path,
