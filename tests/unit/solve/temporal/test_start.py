@@ -213,3 +213,44 @@ def test_chunk_seams_do_not_show_in_velocities(tmp_path):
     )
     assert gap < 0.01 * size
     assert per_frame.max() <= 5 * rms and per_frame[around].max() <= 2 * rms
+
+
+@pytest.mark.parametrize(
+    "body, gaps, bound",
+    [("mannequin", [(0, 100), (600, 700)], 0.36), ("fly", [(600, 700)], 0.30)],
+)
+def test_velocities_after_a_gap_in_every_keypoint_start_right(body, gaps, bound, quickik_dir):
+    """No keypoint for 100 frames: the frames after it start from their own data.
+
+    The frames inside the gap carry no residual to size the noise by, so they take the
+    session's noise level (a noise floor there made the held poses exact measurements and
+    the fly's RMS velocity error 42 %). Measured (seed 3, frames outside the gaps): RMS
+    30.5 % (mannequin) and 21.2 % (fly) of the true velocity RMS; the frames after a gap
+    at most 2.3x the RMS error, the worst frame 2.4x and 3.8x. (The fly is not given a
+    gap at the start: its per-frame fits then settle in a wrong pose for the session.)
+    """
+    plan = (
+        mannequin()
+        if body == "mannequin"
+        else load_body_plan(quickik_dir / "neuromechfly_ypr_legs.json")
+    )
+    fps = BODIES[body]
+    synth = synthesize(
+        plan, SynthConfig(n_frames=1500, fps=fps, noise=0.01), np.random.default_rng(3)
+    )
+    targets = synth.tracks.position.values[..., 0].transpose(0, 2, 1).astype(np.float64)
+    outside = np.ones(len(targets), bool)
+    for a, b in gaps:
+        targets[a:b] = np.nan
+        outside[a:b] = False
+    result = solve_sequence(plan, targets, config=SolverConfig(temporal="smooth"), fps=fps)
+    truth = synth.truth.dof_value.values[:, 0]
+    per_frame, _, _ = velocity_errors(result.dof_velocity, truth, fps)
+    true_v = np.gradient(truth, 1.0 / fps, axis=0, edge_order=2)[outside]
+    rms, size = np.sqrt(np.mean(per_frame[outside] ** 2)), np.sqrt(np.mean(true_v**2))
+    after = np.concatenate([np.arange(b, b + 5) for _, b in gaps])
+    worst, first = per_frame[outside].max() / rms, per_frame[after].max() / rms
+    print(f"{body}: RMS {rms / size:.3f}, after gaps {first:.2f}x, worst {worst:.2f}x")
+    assert rms <= bound * size
+    assert per_frame[outside].max() <= 5 * rms
+    assert per_frame[after].max() <= 3 * rms
