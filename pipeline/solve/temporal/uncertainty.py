@@ -7,7 +7,8 @@ about the pose, up to the noise variance ``s2``: with residuals distributed as
 ``N(0, s2 / w)`` the frame's posterior covariance is ``s2 (J^T W J + P)^-1`` (``P`` the
 neutral prior's diagonal). ``s2`` is estimated from the weighted residuals pooled over
 :data:`NOISE_WINDOW` frames either side (frames do not carry enough residuals on their
-own), minus the fitted coordinates' degrees of freedom.
+own), minus the fitted coordinates' degrees of freedom; a frame with no residual that
+near (inside a long gap) takes the whole session's.
 
 A coordinate is *unobservable* in a frame when its keypoint information is below
 :data:`OBSERVABLE_MIN`: the weighted RMS displacement of the observed keypoints per unit
@@ -134,7 +135,11 @@ def _noise(prob: Problem, diag, wr2, rows, wsum) -> tuple[np.ndarray, np.ndarray
     free = np.maximum(rows - observable.sum(axis=1), 0.0)  # residual degrees of freedom
     num, den = _window_sum(wr2), _window_sum(free)
     floor = (1e-12 * scale) ** 2
-    variance = np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), floor), floor)
+    # no residual in the window (a long gap): the session's own noise level, not the floor
+    # (which would make the prior-held poses there exact measurements for the smoother)
+    total = float(np.sum(free))
+    session = max(float(np.sum(wr2)) / total, floor) if total > 0 else floor
+    variance = np.where(den > 0, np.maximum(num / np.maximum(den, 1e-300), floor), session)
     return observable, variance
 
 
