@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test check notebook lint format bench clean
+# pytest-xdist workers of `make test` and `make check` (the server tests share one of them).
+WORKERS ?= 2
+XDIST := -n $(WORKERS) --dist loadgroup
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,13 +23,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(XDIST)
 
-# The edit loop: lint plus the unit tests that are not marked slow (about a minute).
+# The edit loop: lint plus the unit tests that are not marked slow (under a minute).
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -q -x -m "not slow" tests/unit
+	$(BIN)/python -m pytest -q -x $(XDIST) -m "not slow" tests/unit
 
 # The inspection notebook in JupyterLab, on the demo's fits (or FITS=/path/to/fits).
 FITS ?= kinefit-demo/fits

@@ -3,7 +3,8 @@
 The fixture modules in ``tests/fixtures/`` are pytest plugins, registered here once:
 ``orchestration`` (one Prefect test harness per session, a module-scoped local Dask
 cluster), ``fit_archive`` (a small fitted archive built once), ``reliability_fixtures``,
-``slurm`` (a real one-node SLURM cluster).
+``slurm`` (a real one-node SLURM cluster), ``scheduling`` (kernels warmed once before the
+xdist workers start, the server tests in one xdist group, their timeouts).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ pytest_plugins = [
     "tests.fixtures.fit_archive",
     "tests.fixtures.reliability_fixtures",
     "tests.fixtures.slurm",
+    "tests.fixtures.scheduling",
 ]
 
 
