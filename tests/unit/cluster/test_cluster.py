@@ -11,6 +11,9 @@ from pipeline.cluster import (
     make_cluster,
 )
 
+# make check skips it: starts real local Dask clusters
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
 
 def _worker_state():
     import os

@@ -137,6 +137,7 @@ def test_refusal_is_the_schedulers_first_error_line():
     assert missing.startswith("cannot submit SLURM jobs: 'sbatch' is not on the PATH")
 
 
+@pytest.mark.slow  # a fresh interpreter imports dask_jobqueue
 def test_importing_dask_jobqueue_keeps_ctrl_c_a_keyboard_interrupt():
     code = (
         "import signal\n"

@@ -24,6 +24,9 @@ from pipeline.store.fit import open_fit
 from tests.fixtures.kimodo_motion import fit_store, upright_tracks
 from tests.fixtures.shared_data import KIMODO
 
+# make check skips it: fits sessions to export
+pytestmark = pytest.mark.slow
+
 SKELETONS = KIMODO / "skeletons.json"
 
 

@@ -22,6 +22,9 @@ from pipeline.tracks import read_tracks
 from tests.fixtures.kimodo_motion import fit_store, upright_tracks
 from tests.fixtures.shared_data import KIMODO
 
+# make check skips it: fits exported motions back
+pytestmark = pytest.mark.slow
+
 SKELETONS = KIMODO / "skeletons.json"
 #: skeleton -> (up axis of the tracks' world, tracks fps, tracks frames)
 CASES = {

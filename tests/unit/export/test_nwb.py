@@ -13,6 +13,9 @@ from pipeline.errors import ExportError
 from pipeline.export import export
 from pipeline.export.common import fit_plan
 
+# make check skips it: writes and validates NWB files
+pytestmark = pytest.mark.slow
+
 HOP = "lab_b/hop.zarr"
 
 

@@ -18,6 +18,9 @@ from pipeline.store.fit import fitted_poses, open_fit
 from pipeline.synth import SynthConfig, synthesize
 from pipeline.tracks.mapping import map_keypoints
 
+# make check skips it: fits whole sessions
+pytestmark = pytest.mark.slow
+
 #: Converges every chunking to the same optimum (LM, tolerances far below 1e-4 rad).
 TIGHT = SolverConfig(
     n_iterations=60, position_tolerance=1e-10, angle_tolerance=1e-10, cost_tolerance=0.0

@@ -31,6 +31,9 @@ from pipeline.inspect.plots.calibration import (
 from pipeline.inspect.report import archive_report_html
 from tests.unit.calibrate.subjects import fly_template, make_subject, mannequin_template, render
 
+# make check skips it: calibrates and fits sessions
+pytestmark = pytest.mark.slow
+
 ALT = 'alt="template and calibrated body of mouse1"'
 VERIFIED = "Template: rebuilt from the calibration record; its sha256 matches"
 UNVERIFIED = "not a verified copy"

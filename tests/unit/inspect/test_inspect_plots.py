@@ -26,6 +26,9 @@ from pipeline.inspect import (
 from pipeline.inspect.validate import attr_dict
 from tests.fixtures.inspect_samples import handmade_fit
 
+# make check skips it: draws every figure of a fitted archive
+pytestmark = pytest.mark.slow
+
 HELPERS = {
     "dofs": plot_dof_trajectories,
     "heatmap": plot_residual_heatmap,

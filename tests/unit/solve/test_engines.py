@@ -44,6 +44,9 @@ from pipeline.solve import (
 )
 from tests.fixtures.plan_factory import chain_plan, random_plan, random_pose
 
+# make check skips it: engine-equality solves of real plans
+pytestmark = pytest.mark.slow
+
 ATOL = 1e-9  # float64 agreement of converged answers (module docstring)
 STEP_ATOL = 1e-10  # one Gauss-Newton step from the same start (test_one_step_agrees)
 

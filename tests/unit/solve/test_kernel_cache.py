@@ -18,9 +18,13 @@ import textwrap
 from pathlib import Path
 
 import numba.core.dispatcher
+import pytest
 
 import pipeline.solve.compiled
 from pipeline.solve import kernel_cache as caching
+
+# make check skips it: each test compiles kernels in a fresh cache
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 PACKAGE = "kinefit_cache_probe"
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pipeline.cluster import ClusterConfig, cluster_client
 from pipeline.solve.compiled import WARM_UP_MESSAGE, is_warm, warm_up
+
+# make check skips it: loads kernels in new processes and cluster workers
+pytestmark = pytest.mark.slow
 
 
 def test_warm_up_loads_the_kernels_once_and_says_so():

@@ -17,6 +17,9 @@ from tests.fixtures.shared_data import SHARED
 
 from .models import OSIM, OSIM_FILES, need
 
+# make check skips it: runs OpenSim on full models
+pytestmark = pytest.mark.slow
+
 osim = need("opensim", "osim")
 osim.Logger.setLevelString("error")
 
