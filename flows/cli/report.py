@@ -11,14 +11,15 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.common import Verbose, guard, q, say
+from flows.cli.common import Verbose, guard
+from flows.cli.output import q, say
 from pipeline.errors import FitStoreError
 
 __all__ = ["report"]
 
 
 def _is_fit_store(path: Path) -> bool:
-    from pipeline.store.fit import store_attrs
+    from pipeline.store.attrs import store_attrs
 
     return (path / "zarr.json").is_file() and "fingerprint" in store_attrs(path)
 

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.archive.discover import SessionSource
+from pipeline.archive.reader_settings import reader_settings
 from pipeline.archive.views import Views, read_views, views_fingerprint
 from pipeline.provenance.fingerprint import kinefit_version, store_signature
-from pipeline.provenance.hashing import json_sha256, text_sha256, tree_sha256
+from pipeline.provenance.hashing import json_sha256, known_sha256, text_sha256, tree_sha256
 from pipeline.store import DEFAULT_CHUNK_FRAMES, write_tracks
-from pipeline.store.fit import store_attrs
+from pipeline.store.attrs import store_attrs
 from pipeline.tracks import read_tracks
 
 __all__ = ["IngestReport", "ingest_fingerprint", "ingest_session", "ingest_views", "local_copy"]
@@ -188,9 +189,11 @@ def ingest_session(
             float(attrs.get("fps") or 0.0),
             time.perf_counter() - t0,
         )
-    options = dict(source.options)  # an archive's reader options may say to_unit too
-    to_unit = options.pop("to_unit", to_unit)
-    ds = read_tracks(local, format=source.format, fps=source.fps, to_unit=to_unit, **options)
+    how = reader_settings(
+        format=source.format, fps=source.fps, to_unit=to_unit, options=source.options
+    )
+    with known_sha256(local, content):  # the reader records the digest: not hashed again
+        ds = read_tracks(local, format=how.format, fps=how.fps, to_unit=how.to_unit, **how.options)
     sizes = ds.sizes
     ds.attrs.update(
         session=source.name,

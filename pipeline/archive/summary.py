@@ -17,7 +17,7 @@ import zarr
 
 from pipeline.fit import FitReport
 from pipeline.solve.rules import STOP_MEANINGS, STOP_REASONS
-from pipeline.store.fit import store_attrs
+from pipeline.store.attrs import store_attrs
 
 __all__ = ["ArchiveSummary", "SessionOutcome", "fit_outcome", "session_rms", "stop_reason_counts"]
 

@@ -30,6 +30,7 @@ from pipeline.provenance.hashing import json_sha256
 from pipeline.solve import SolverConfig
 from pipeline.store.tracks import open_tracks
 from pipeline.synth.sessions import body_size
+from pipeline.tracks.confidence import confidence_weights
 from pipeline.tracks.mapping import map_keypoints
 from pipeline.tracks.units import LENGTH_UNITS, UNKNOWN, canonical_unit
 
@@ -149,8 +150,7 @@ def session_targets(
     position = np.asarray(one["position"].transpose("time", "keypoint", "space").values)
     targets = mapping.gather(position, axis=1)
     conf = mapping.gather(np.asarray(one["confidence"].transpose("time", "keypoint").values), 1)
-    observed = np.isfinite(targets).all(axis=2)
-    weights = np.where(observed, np.where(np.isnan(conf), 1.0, np.clip(conf, 0, None)), 0.0)
+    weights = confidence_weights(conf, targets)
     return SessionTargets(name, individual, targets, weights)
 
 

@@ -31,6 +31,7 @@ from pipeline.store.atomic import retry_io
 from pipeline.store.chunks import mark_done, write_chunk
 from pipeline.store.fit import TIME_VARIABLES
 from pipeline.store.tracks import read_frames
+from pipeline.tracks.confidence import confidence_weights
 from pipeline.tracks.mapping import KeypointMapping
 from pipeline.tracks.schema import CONFIDENCE_DIMS, DIMS
 
@@ -53,13 +54,6 @@ class ChunkTask:
     views: ViewSetup | None = None
     fps: float | None = None
     after_frames: int = 0
-
-
-def _weights(confidence: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Confidence as weights: 1 where confidence is NaN but the keypoint is observed."""
-    observed = np.isfinite(targets).all(axis=-1)
-    weight = np.where(np.isnan(confidence), 1.0, np.clip(confidence, 0.0, None))
-    return np.where(observed, weight, 0.0)
 
 
 def _values(
@@ -116,7 +110,7 @@ def fit_chunk(
             for i in range(position.shape[-1])
         ]
         weights = [
-            _weights(task.mapping.gather(confidence[..., i], axis=1), x)
+            confidence_weights(task.mapping.gather(confidence[..., i], axis=1), x)
             for i, x in enumerate(targets)
         ]
         per_individual = solve_sequences(task.plan, targets, weights, task.config, fps=task.fps)

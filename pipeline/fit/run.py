@@ -26,13 +26,13 @@ from pipeline.provenance import fingerprint as fp
 from pipeline.provenance.hashing import canonical_json
 from pipeline.solve import SolverConfig
 from pipeline.store.atomic import partial_path, publish, remove_store
+from pipeline.store.attrs import store_attrs
 from pipeline.store.chunks import chunk_seconds, done_chunks, finalize, record_failure
 from pipeline.store.fit import (
     TIMING_FIELDS,
     FitLayout,
     create_fit_store,
     layout_intact,
-    store_attrs,
 )
 from pipeline.tracks.mapping import KeypointMapping
 

@@ -44,7 +44,8 @@ from pipeline.provenance.hashing import json_sha256
 from pipeline.solve import SolverConfig
 from pipeline.solve.temporal.model import check_fps
 from pipeline.solve.temporal.model import overlap_frames as temporal_overlap
-from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES, FitLayout, store_attrs
+from pipeline.store.attrs import store_attrs
+from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES, FitLayout
 from pipeline.store.lock import session_lock
 from pipeline.store.tracks import open_tracks
 from pipeline.tracks.mapping import map_keypoints

@@ -43,6 +43,7 @@ from pipeline.provenance.hashing import json_sha256, new_digest
 from pipeline.solve import FitResult, SolverConfig, XYView, solve_sequence
 from pipeline.solve.mappers import CalibratedCameras
 from pipeline.store.tracks import read_frames
+from pipeline.tracks.confidence import confidence_weights
 from pipeline.tracks.mapping import KeypointMapping
 from pipeline.tracks.multiview import (
     MULTIVIEW_CONFIDENCE_DIMS,
@@ -57,13 +58,6 @@ __all__ = ["MULTIVIEW_MODES", "ViewSetup", "observability", "scan_views", "view_
 MULTIVIEW_MODES = ("direct", "triangulate")
 #: Relative column norm under which a coordinate counts as unobservable.
 OBSERVABLE_RTOL = 1e-6
-
-
-def _weights(confidence: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    """Confidence as weights: 1 where confidence is NaN but the keypoint is observed."""
-    observed = np.isfinite(targets).all(axis=-1)
-    weight = np.where(np.isnan(confidence), 1.0, np.clip(confidence, 0.0, None))
-    return np.where(observed, weight, 0.0)
 
 
 @dataclass(frozen=True)
@@ -144,14 +138,14 @@ class ViewSetup:
         """
         if self.kind == "image":
             pix = mapping.gather(position, axis=2).transpose(0, 2, 1)[:, None]  # (T, 1, J, 2)
-            weights = _weights(mapping.gather(confidence, axis=1)[:, None], pix)
+            weights = confidence_weights(mapping.gather(confidence, axis=1)[:, None], pix)
             result = solve_sequence(
                 plan, pix[:, 0] * self.image_scale, weights[:, 0], config, mapper=XYView(), fps=fps
             )
             predicted = result.fitted_position[:, None, :, :2] / self.image_scale
         else:
             pix = mapping.gather(position, axis=3).transpose(0, 1, 3, 2)  # (T, V, J, 2)
-            weights = _weights(mapping.gather(confidence, axis=2), pix)
+            weights = confidence_weights(mapping.gather(confidence, axis=2), pix)
             if self.multiview == "direct":
                 mapper = CalibratedCameras(self.cameras)
                 result = solve_sequence(plan, pix, weights, config, mapper=mapper, fps=fps)

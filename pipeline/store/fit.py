@@ -53,6 +53,7 @@ import xarray as xr
 import zarr
 
 from pipeline.errors import FitStoreError
+from pipeline.store.attrs import store_attrs
 from pipeline.store.seams import create_tail
 from pipeline.tracks.schema import TracksError, validate_tracks
 
@@ -314,14 +315,6 @@ def layout_intact(path: str | Path) -> bool:
         )
     except Exception:  # noqa: BLE001 - any unreadable store is not intact
         return False
-
-
-def store_attrs(path: str | Path) -> dict[str, Any]:
-    """Return the root attrs of a zarr store (empty if unreadable)."""
-    try:
-        return dict(zarr.open_group(path, mode="r", zarr_format=3).attrs)
-    except Exception:  # noqa: BLE001 - any unreadable store has no attrs
-        return {}
 
 
 def open_fit(path: str | Path) -> xr.Dataset:

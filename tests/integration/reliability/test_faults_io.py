@@ -21,8 +21,9 @@ import pytest
 from pipeline.fit import FitError, fit_chunk, fit_session
 from pipeline.solve import SolverConfig
 from pipeline.store.atomic import partial_path
+from pipeline.store.attrs import store_attrs
 from pipeline.store.chunks import done_chunks
-from pipeline.store.fit import open_fit, store_attrs
+from pipeline.store.fit import open_fit
 from tests.fixtures.faults import FailWrites
 from tests.fixtures.reliability_fixtures import same_fit
 from tests.fixtures.reliability_helpers import assert_unchanged, remount, snapshot, tmpfs
