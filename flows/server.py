@@ -195,7 +195,7 @@ def serve(config: RunConfig, flow: Any = None) -> None:
     ``config.schedule.cron`` in ``config.schedule.timezone``; runs can also be started
     from the Prefect UI or API. ``flow`` is the flow object to serve, by default
     ``reprocess_archive`` itself; ``kinefit serve`` passes it with the hooks that print
-    each run's lines (:func:`flows.cli.served.served_flow`). Prefect's runner starts each
+    each run's lines (:func:`flows.serve_hooks.served_flow`). Prefect's runner starts each
     run in a subprocess that inherits this process's environment.
     """
     from prefect.deployments.runner import EntrypointType  # noqa: TID251

@@ -23,16 +23,13 @@ from flows.cli.common import (
     SetOption,
     Verbose,
     cluster_override,
-    console,
-    err_console,
     guard,
     load_plan,
     parse_options,
-    q,
-    say,
 )
 from flows.cli.config import body_plan_app, config_app
 from flows.cli.export import export_app
+from flows.cli.output import console, err_console, q, quiet_dask_logs, say
 from flows.cli.render import render
 from flows.cli.report import report
 from flows.cli.run import demo, reprocess, serve
@@ -157,22 +154,21 @@ def ingest(
     --option key=value pairs and --skeleton-file/--skeleton (Kimodo constraints files).
     """
     with guard(verbose):
+        from pipeline.archive.reader_settings import reader_settings
         from pipeline.config import RunConfig, load_run_config
+        from pipeline.errors import ConfigError
         from pipeline.store import write_tracks
         from pipeline.tracks import read_tracks
 
+        given = parse_options(option)
+        named = {"skeleton_file": skeleton_file, "skeleton": skeleton}
+        named["keypoint_map"] = keypoint_map
+        given.update({k: (str(v) if k == "skeleton_file" else v) for k, v in named.items() if v})
         run = load_run_config(config) if config else RunConfig()
-        options = {**run.archive.options, **parse_options(option)}
-        if skeleton_file is not None:
-            options["skeleton_file"] = str(skeleton_file)
-        if skeleton is not None:
-            options["skeleton"] = skeleton
-        fps = fps if fps is not None else run.archive.fps
-        if keypoint_map is not None:
-            options["keypoint_map"] = keypoint_map
+        how = reader_settings(run.archive, format=format, fps=fps, to_unit=to_unit, options=given)
         chunk = run.chunking.tracks_chunk_frames if chunk_frames is None else chunk_frames
         if out is None:
-            raise typer.BadParameter("the tracks store to write is required", param_hint="--out")
+            raise ConfigError("--out: the tracks store to write is required")
         if views:
             return ingest_views_command(
                 [*views, *(source or ())],
@@ -180,20 +176,16 @@ def ingest(
                 out,
                 unit=unit,
                 offsets=offset,
-                fps=fps,
-                format=format or run.archive.format,
-                options=options,
+                fps=how.fps,
+                format=how.format,
+                options=how.options,
                 chunk_frames=chunk,
                 overwrite=overwrite,
             )
         if not source or len(source) != 1:
-            raise typer.BadParameter("expected one tracks file (or --views)", param_hint="SOURCE")
+            raise ConfigError("expected one tracks file (SOURCE), or --views NAME=FILE ...")
         ds = read_tracks(
-            Path(source[0]),
-            format=format or run.archive.format,
-            fps=fps,
-            to_unit=to_unit,
-            **options,
+            Path(source[0]), format=how.format, fps=how.fps, to_unit=how.to_unit, **how.options
         )
         write_tracks(ds, out, chunk_frames=chunk, overwrite=overwrite)
         observed = float(ds["position"].notnull().all("space").mean())
@@ -239,9 +231,8 @@ def _fit_config(
     assignments: list[str] | None = None,
 ) -> Any:
     """The run config of ``kinefit fit``: the file (or the models' defaults) + CLI options."""
-    import os
-
     from flows.cli.cluster import check_workers_option
+    from pipeline.cluster.config import machine_width
     from pipeline.config import load_run_config, make_run_config
 
     cluster = cluster_override(workers, scheduler)
@@ -258,7 +249,7 @@ def _fit_config(
         )
     # No file: the solver's own defaults (not the demo's mannequin tuning) and a local
     # cluster as wide as the machine.
-    width = {"mode": "local", "n_workers": max(1, min(os.cpu_count() or 1, 8))}
+    width = {"mode": "local", "n_workers": machine_width()}
     settings: dict[str, Any] = {"body_plan": body_plan, "cluster": cluster or width}
     return make_run_config(settings, assignments or ())
 
@@ -311,12 +302,12 @@ def fit(
     with guard(verbose):
         from contextlib import ExitStack
 
-        from flows.cli.cluster import cluster_logs, interruptible
+        from flows.cli.cluster import interruptible
         from pipeline.cluster import dask_client
         from pipeline.fit import fit_session
         from pipeline.store import open_tracks
 
-        cluster_logs(verbose)
+        quiet_dask_logs(verbose)
         plan_spec = body_plan if calibration is None else str(calibration)
         run = _fit_config(config, plan_spec, workers, scheduler, set_)
         plan = (

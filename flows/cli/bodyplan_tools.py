@@ -12,20 +12,11 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli.common import Verbose, err_console, guard, q, say
+from flows.cli.common import Verbose, guard, load_plan
 from flows.cli.config import body_plan_app
+from flows.cli.output import err_console, q, say
 
 OutOption = Annotated[Path, typer.Option("--output", "-o", help="Body-plan JSON to write.")]
-
-
-def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
-    out = {}
-    for item in items or []:
-        old, sep, new = item.partition("=")
-        if not sep or not old or not new:
-            raise typer.BadParameter(f"{item!r}; expected OLD=NEW", param_hint=what)
-        out[old] = new
-    return out
 
 
 @body_plan_app.command("convert")
@@ -95,14 +86,14 @@ def edit(
 ) -> None:
     """Edit a body plan (remove, rename, prefix, re-root, unlimit, in that order)."""
     with guard(verbose):
-        from flows.cli.common import load_plan
         from pipeline.bodyplan import editing, rerooting, save_body_plan
+        from pipeline.config.pairs import parse_pairs
 
         body = load_plan(plan)
         for name in remove or []:
             body = editing.remove_joint(body, name)
         if rename:
-            body = editing.rename(body, _pairs(rename, "--rename"))
+            body = editing.rename(body, parse_pairs(rename, "--rename", form="OLD=NEW"))
         if prefix:
             body = editing.place(body, prefix)
         if reroot:
@@ -124,7 +115,6 @@ def combine(
 ) -> None:
     """Put several plans side by side in one (several animals, a robot beside a human)."""
     with guard(verbose):
-        from flows.cli.common import load_plan
         from pipeline.bodyplan import editing, save_body_plan
 
         prefixes = prefix or [f"{chr(ord('a') + i)}_" for i in range(len(plans))]
@@ -145,7 +135,6 @@ def map_keypoints(
 ) -> None:
     """Propose a track-keypoint -> joint map by name, as the YAML the fit takes."""
     with guard(verbose):
-        from flows.cli.common import load_plan
         from pipeline.bodyplan.keypoint_map import propose_keypoint_map
         from pipeline.errors import TracksError
         from pipeline.tracks import read_tracks
@@ -162,7 +151,9 @@ def map_keypoints(
         if output is None:
             typer.echo(text, nl=False)
         else:
-            output.write_text(text, encoding="utf-8")
+            from pipeline.store.atomic import write_text_atomic
+
+            write_text_atomic(output, text)  # ends in a newline
             say(f"[green]wrote[/] {q(output)}: {len(proposal.mapping)} of {len(names)} keypoints")
         if proposal.unmatched:
             err_console.print(f"unmatched track keypoints: {q(', '.join(proposal.unmatched))}")

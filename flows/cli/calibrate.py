@@ -15,7 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli.common import Verbose, guard, load_plan, q, say
+from flows.cli.common import Verbose, guard, load_plan
+from flows.cli.output import q, say
 
 __all__ = ["calibrate", "calibrated_plan"]
 
@@ -88,18 +89,9 @@ def calibrate(
 
 
 def calibrated_plan(calibration: Path, body_plan: str | None) -> Any:
-    """The plan of ``--calibration`` (checked against ``--body-plan`` when both are given)."""
-    from pipeline.bodyplan import body_plan_sha256
-    from pipeline.calibrate import load_calibration
-    from pipeline.errors import CalibrationError
+    """The plan of ``--calibration``, checked against ``--body-plan`` when both are given."""
+    from pipeline.calibrate import calibrated_plan as checked
 
-    cal = load_calibration(calibration)
-    if body_plan is not None and str(calibration) != body_plan:
-        template = body_plan_sha256(load_plan(body_plan))
-        if template != cal.record.get("template_sha256"):
-            raise CalibrationError(
-                f"{calibration}: was calibrated from another template than --body-plan "
-                f"{body_plan} (template sha256 {str(cal.record.get('template_sha256'))[:12]} "
-                f"vs {template[:12]}); recalibrate, or leave out --body-plan"
-            )
-    return cal.plan
+    if body_plan is None or str(calibration) == body_plan:
+        return checked(calibration)
+    return checked(calibration, load_plan(body_plan), f"--body-plan {body_plan}")

@@ -7,30 +7,18 @@
 - :func:`check_workers_option`: ``--workers N`` means local worker processes; with a
   SLURM/PBS/Kubernetes config it is an error naming the ``--set`` that changes the job
   count, never a silent switch to a local cluster.
-- :func:`cluster_logs`: distributed's INFO lines off the terminal unless ``--verbose``.
 
 Imports nothing heavy at module level.
 """
 
 from __future__ import annotations
 
-import logging
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from pipeline.errors import ConfigError
-
-#: Loggers quieted to ERROR (CRITICAL for shutdown noise) unless --verbose.
-_DASK_LOGGERS = ("distributed", "dask_jobqueue", "tornado")
-_SHUTDOWN_LOGGERS = (
-    "distributed.core",
-    "distributed.comm",
-    "distributed.batched",
-    "tornado.application",  # "Exception in callback" tracebacks as the loop closes
-    "asyncio",
-)
 
 
 @contextmanager
@@ -64,15 +52,3 @@ def check_workers_option(workers: int | None, cluster: Any) -> None:
         f"mode {cluster.mode!r}; to change the number of {cluster.mode.upper()} {what} use "
         f"--set cluster.n_workers={workers}, to fit on this machine --set cluster.mode=local"
     )
-
-
-def cluster_logs(verbose: bool) -> None:
-    """Show distributed's INFO lines and shutdown tracebacks only with ``--verbose``."""
-    if verbose:
-        return
-    import distributed  # noqa: F401 - importing it sets the logger levels overridden here
-
-    for name in _DASK_LOGGERS:
-        logging.getLogger(name).setLevel(logging.ERROR)
-    for name in _SHUTDOWN_LOGGERS:  # CommClosedError tracebacks when jobs are cancelled
-        logging.getLogger(name).setLevel(logging.CRITICAL)

@@ -1,4 +1,6 @@
-"""What every ``kinefit`` command shares: consoles, the error guard, option helpers.
+"""What every ``kinefit`` command shares: the error guard and option helpers.
+
+What the commands print is in :mod:`flows.cli.output`.
 
 Imports nothing heavy (no numpy, no prefect), so ``kinefit --help`` stays fast.
 """
@@ -16,13 +18,9 @@ from typing import Annotated, Any
 
 import click
 import typer
-from rich.console import Console
-from rich.markup import escape
 
+from flows.cli.output import WarningLines, err_console, error, quiet_opensim
 from pipeline.errors import KinefitError
-
-console = Console(stderr=False)
-err_console = Console(stderr=True)
 
 Verbose = Annotated[
     bool,
@@ -40,13 +38,16 @@ SetOption = Annotated[
 ]
 
 
-#: zarr's warning when kinefit writes consolidated metadata (the store module silences it,
-#: but zarr raises it on its own I/O thread, where another thread's warning filters may rule).
-CONSOLIDATED_WARNING = "Consolidated metadata is currently not part in the Zarr format 3"
 #: Exit statuses: a user error (bad input, a failed fit), an internal error (a bug), Ctrl-C.
 EXIT_USER, EXIT_INTERNAL, EXIT_INTERRUPTED = 1, 2, 130
 #: What a user can fix: kinefit's own errors, the filesystem's, and bad command-line values.
-USER_ERRORS: tuple[type[BaseException], ...] = (KinefitError, OSError, click.ClickException)
+#: (typer raises its own copy of click's exceptions: ``typer.BadParameter``.)
+USER_ERRORS: tuple[type[BaseException], ...] = (
+    KinefitError,
+    OSError,
+    click.ClickException,
+    typer.TyperException,
+)
 
 
 @contextmanager
@@ -58,38 +59,40 @@ def guard(verbose: bool) -> Iterator[None]:
     signal handler raises instead, or any error raised after the signal arrived, such as
     the local Prefect server's connection going down with it) exits 130. Anything else is
     a bug in kinefit: one line saying so and how to see the traceback (``--verbose``),
-    exit status 2.
+    exit status 2. Unless ``verbose``, OpenSim's logger is off (:func:`quiet_opensim`).
     """
-    _was_interrupted(clear=True)  # a signal of an earlier command in this process
+    _was_interrupted(clear=True)
+    quiet_opensim(verbose)
+    show = WarningLines().show_all  # a signal of an earlier command in this process
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             yield
         except typer.Exit:
-            _show_warnings(caught)
+            show(caught)
             raise
         except (KeyboardInterrupt, SystemExit) as exc:
-            _show_warnings(caught)
+            show(caught)
             if isinstance(exc, SystemExit) and isinstance(exc.code, int) and exc.code:
                 raise
             error("interrupted; finished work is kept, rerun to resume")
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except Exception as exc:  # noqa: BLE001 - one report for all
-            _show_warnings(caught)
+            show(caught)
             if verbose:
                 err_console.print_exception()
             if _was_interrupted():  # the fallout of Ctrl-C (the local server went down first)
                 error("interrupted; finished work is kept, rerun to resume")
                 raise typer.Exit(EXIT_INTERRUPTED) from None
             if isinstance(exc, USER_ERRORS):
-                error(str(exc) or type(exc).__name__)
+                error(_message(exc))
                 raise typer.Exit(EXIT_USER) from None
             error(
                 f"internal error ({type(exc).__name__}: {exc}); this is a bug in kinefit"
                 + ("" if verbose else ": rerun with --verbose for the traceback and report it")
             )
             raise typer.Exit(EXIT_INTERNAL) from None
-    _show_warnings(caught)
+    show(caught)
 
 
 def _was_interrupted(clear: bool = False) -> bool:
@@ -105,22 +108,12 @@ def _was_interrupted(clear: bool = False) -> bool:
     return client.interrupted()
 
 
-def error(text: str) -> None:
-    """Print ``error: text`` on stderr; the text is shown as is (no rich markup)."""
-    err_console.print(f"[bold red]error:[/] {escape(text)}", highlight=False, soft_wrap=True)
-
-
-def _show_warnings(caught: list[warnings.WarningMessage]) -> None:
-    seen = set()
-    for w in caught:
-        text = str(w.message)
-        if text.startswith(CONSOLIDATED_WARNING):  # zarr's, raised on a thread of its own
-            continue
-        if text not in seen and not issubclass(w.category, DeprecationWarning | FutureWarning):
-            seen.add(text)
-            err_console.print(
-                f"[yellow]warning:[/] {escape(text)}", highlight=False, soft_wrap=True
-            )
+def _message(exc: BaseException) -> str:
+    """A user error's one line; a bad option value names the option (click's wording)."""
+    format_message = getattr(exc, "format_message", None)
+    if isinstance(exc, click.ClickException | typer.TyperException) and format_message:
+        return format_message()
+    return str(exc) or type(exc).__name__
 
 
 def shell_command(name: str) -> str:
@@ -139,16 +132,6 @@ def shell_command(name: str) -> str:
     return shlex.quote(str(own))
 
 
-def q(value: object) -> str:
-    """``value`` as text that rich prints as is: user paths and messages keep their [brackets]."""
-    return escape(str(value))
-
-
-def say(text: str) -> None:
-    """Print one line of rich markup without highlighting or wrapping."""
-    console.print(text, highlight=False, soft_wrap=True)
-
-
 def load_plan(spec: str) -> Any:
     """A body plan from a JSON file, or the built-in ``mannequin``."""
     from pipeline.bodyplan import resolve_body_plan
@@ -157,16 +140,11 @@ def load_plan(spec: str) -> Any:
 
 
 def parse_options(pairs: Sequence[str] | None) -> dict[str, Any]:
-    """``["unit=mm", "n_frames=100"]`` -> ``{"unit": "mm", "n_frames": 100}`` (YAML values)."""
-    from pipeline.config.files import safe_load
+    """``-O unit=mm -O n_frames=100`` -> ``{"unit": "mm", "n_frames": 100}`` (YAML values)."""
+    from pipeline.config.files import yaml_value
+    from pipeline.config.pairs import parse_pairs
 
-    options: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip().isidentifier():
-            raise typer.BadParameter(f"expected key=value, got {pair!r}", param_hint="--option")
-        options[key.strip()] = safe_load(value) if value.strip() else None
-    return options
+    return parse_pairs(pairs, "--option", yaml_value, key="identifier")
 
 
 def cluster_override(workers: int | None, scheduler: str | None) -> dict[str, Any] | None:
@@ -178,11 +156,3 @@ def cluster_override(workers: int | None, scheduler: str | None) -> dict[str, An
     if workers is not None:
         return {"mode": "local", "n_workers": workers}
     return None
-
-
-def quiet_dask_logs() -> None:
-    """Keep distributed's INFO chatter (scheduler/nanny start-up) out of the console."""
-    import logging
-
-    for name in ("distributed", "distributed.scheduler", "distributed.nanny", "distributed.core"):
-        logging.getLogger(name).setLevel(logging.WARNING)

@@ -9,7 +9,8 @@ from typing import Annotated, Any
 import typer
 from rich.tree import Tree
 
-from flows.cli.common import ConfigOption, SetOption, Verbose, console, guard, load_plan, q, say
+from flows.cli.common import ConfigOption, SetOption, Verbose, guard, load_plan
+from flows.cli.output import console, q, say
 
 config_app = typer.Typer(
     rich_markup_mode=None,

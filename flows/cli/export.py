@@ -15,8 +15,9 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli.common import Verbose, guard, q, say
+from flows.cli.common import Verbose, guard
 from flows.cli.kimodo import kimodo
+from flows.cli.output import q, say
 
 export_app = typer.Typer(
     rich_markup_mode=None,

@@ -12,7 +12,8 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.common import Verbose, console, guard
+from flows.cli.common import Verbose, guard
+from flows.cli.output import console
 
 Frames = Annotated[
     str | None, typer.Option(help="Keyframes: frame numbers '0,45,90' or 'every:N' (30 fps).")

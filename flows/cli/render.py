@@ -13,7 +13,8 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.common import Verbose, guard, q, say
+from flows.cli.common import Verbose, guard
+from flows.cli.output import q, say
 
 __all__ = ["render"]
 

@@ -15,19 +15,22 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from flows.cli.common import (
     ConfigOption,
     SetOption,
     Verbose,
     cluster_override,
-    console,
     guard,
+    shell_command,
+)
+from flows.cli.output import (
+    console,
+    print_summary,
     q,
     quiet_dask_logs,
+    quiet_prefect_console,
     say,
-    shell_command,
 )
 from pipeline.errors import SessionsFailed
 
@@ -36,43 +39,6 @@ Workers = Annotated[
 ]
 Scheduler = Annotated[str | None, typer.Option(help="Address of a running dask scheduler.")]
 Force = Annotated[bool, typer.Option(help="Re-ingest and refit even if current.")]
-
-
-def print_summary(summary: Any) -> None:
-    """The run's summary: counts, speed, worst sessions, failures, the report."""
-    speed = f"{summary.frames_per_s:,.0f}" if summary.frames_per_s else "-"
-    table = Table(title="kinefit archive run", show_header=False, box=None)
-    rows = [
-        ("sessions", f"{len(summary.sessions)}"),
-        (
-            "fitted / skipped / failed",
-            f"[green]{summary.fitted}[/] / {summary.skipped} / "
-            f"[{'red' if summary.failed else 'green'}]{summary.failed}[/]",
-        ),
-        ("frames fitted", f"{summary.frames:,} ({speed} frames/s of wall time)"),
-        ("solver speed", _solver_speed(summary)),
-        ("wall time", f"{summary.seconds:.1f} s"),
-    ]
-    for key, value in rows:
-        table.add_row(f"[bold]{key}[/]", value)
-    console.print(table)
-    worst = summary.worst()
-    if worst:
-        unit = f" ({summary.unit})" if summary.unit else ""
-        ranked = Table(title=f"worst sessions by median RMS{unit}", box=None)
-        for column in ("session", "status", "median RMS", "frames", "individuals"):
-            ranked.add_column(
-                column, justify="left" if column in ("session", "status") else "right"
-            )
-        for s in worst:
-            ranked.add_row(s.session, s.status, f"{s.rms:.4g}", str(s.frames), str(s.individuals))
-        console.print(ranked)
-    _print_stop_reasons(summary.stop_reasons)
-    for s in summary.sessions:
-        if s.status == "failed":
-            say(f"[red]failed[/] {q(s.session)} ({q(s.stage)}): {q(s.error)}")
-    if summary.report:
-        say(f"report: {q(summary.report)}")
 
 
 def _compile_kernels() -> None:
@@ -88,57 +54,18 @@ def _compile_kernels() -> None:
         say(f"compiled the solver kernels in {seconds:.0f} s (first run only; now cached)")
 
 
-def _solver_speed(summary: Any) -> str:
-    speed = summary.solver_frames_per_s
-    if not speed:
-        return "-"
-    return f"{speed:,.0f} frames/s per core (solving only; wall time adds start-up and I/O)"
-
-
-def _print_stop_reasons(reasons: dict[str, int]) -> None:
-    """Frames by stop reason, each with what it means for the fitted pose."""
-    from pipeline.solve.rules import STOP_MEANINGS
-
-    total = sum(reasons.values())
-    if not total or reasons.get("converged", 0) == total:
-        if total:
-            say(f"all {total:,} frame-individuals converged")
-        return
-    for name, n in reasons.items():
-        if n:
-            say(f"  {n:,} {name.replace('_', ' ')}: {STOP_MEANINGS[name]}")
-
-
-def _quiet_prefect_console() -> None:
-    """Prefect's log lines off the terminal (the API still gets them; ``--verbose`` shows).
-
-    kinefit prints its own progress and summary, failures included; Prefect's per-task
-    ERROR lines and the failed run's traceback would say the same again, louder.
-    """
-    import logging
-
-    from prefect.logging.handlers import PrefectConsoleHandler  # noqa: TID251
-
-    for name in ("", "prefect", "prefect.flow_runs", "prefect.task_runs"):
-        for handler in logging.getLogger(name).handlers:
-            if isinstance(handler, PrefectConsoleHandler):
-                handler.setLevel(logging.CRITICAL)
-
-
 def _run(config: Any, force: bool, verbose: bool = False) -> Any:
     """Run reprocess-archive with progress bars (and Prefect's INFO logs with --verbose)."""
     from flows.env import prepare_prefect_env
 
     prepare_prefect_env()
-    quiet_dask_logs()
     from flows.archive import reprocess_archive
-    from flows.cli.cluster import cluster_logs, interruptible
+    from flows.cli.cluster import interruptible
     from flows.progress import progress_hook
 
-    cluster_logs(verbose)
-
+    quiet_dask_logs(verbose)
     if not verbose:
-        _quiet_prefect_console()
+        quiet_prefect_console()
     bars = Progress(
         TextColumn("[bold]{task.description:>6}[/] sessions"),
         BarColumn(),
@@ -293,7 +220,7 @@ def serve(
         schedule = {"cron": cron, "timezone": timezone, "deployment": name}
         run = load_run_config(config, {"schedule": schedule}, set_ or ())
         env = prepare_prefect_env()
-        quiet_dask_logs()
+        quiet_dask_logs(verbose)
         if not env.get("PREFECT_API_URL"):
             say(f"starting a local Prefect server (PREFECT_HOME={q(env['PREFECT_HOME'])})")
         with prefect_server(env["PREFECT_HOME"], port) as api:
@@ -307,7 +234,7 @@ def serve(
             trigger = f"{shell_command('prefect')} deployment run {shlex.quote(deployment)}"
             say(escape(f"run it now:  PREFECT_API_URL={api} {trigger}"))
             from flows.archive import reprocess_archive  # prefect, now that the API is set
-            from flows.cli.served import quiet_serving, served_flow
+            from flows.serve_hooks import quiet_serving, served_flow
 
             if not verbose:
                 quiet_serving()

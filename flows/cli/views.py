@@ -13,27 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import typer
+from flows.cli.output import q, say
 
-from flows.cli.common import q, say
-
-__all__ = ["ingest_views_command", "parse_pairs"]
-
-
-def parse_pairs(items: Sequence[str], hint: str, value=str) -> dict[str, Any]:
-    """``["camA=a.csv", ...]`` -> ``{"camA": "a.csv"}``; a bad item names ``hint``."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip() or not raw.strip():
-            raise typer.BadParameter(f"{item!r}; expected NAME=VALUE", param_hint=hint)
-        if key.strip() in out:
-            raise typer.BadParameter(f"{key.strip()!r} given twice", param_hint=hint)
-        try:
-            out[key.strip()] = value(raw.strip())
-        except ValueError as exc:
-            raise typer.BadParameter(f"{item!r}: {exc}", param_hint=hint) from exc
-    return out
+__all__ = ["ingest_views_command"]
 
 
 def ingest_views_command(
@@ -51,23 +33,22 @@ def ingest_views_command(
 ) -> None:
     """Ingest one 2D file per camera plus the calibration into a multi-view store."""
     from pipeline.archive.ingest import ingest_views
-    from pipeline.store.fit import store_attrs
+    from pipeline.config.pairs import parse_pairs
+    from pipeline.errors import ConfigError
+    from pipeline.store.attrs import store_attrs
 
     if calibration is None:
-        raise typer.BadParameter("--views needs --calibration FILE", param_hint="--calibration")
+        raise ConfigError("--views needs --calibration FILE (the cameras' calibration)")
     bare = [item for item in pairs if "=" not in item]
     if bare and len(bare) != len(pairs):
-        raise typer.BadParameter(
-            "name every view (CAMERA=PATH) or none (PATH ...), not some", param_hint="--views"
-        )
+        raise ConfigError("--views: name every view (CAMERA=PATH) or none (PATH ...), not some")
     for item in bare:
         if not Path(item).exists():
-            raise typer.BadParameter(
-                f"{item!r}: no such file or folder; expected NAME=VALUE (CAMERA=PATH) or PATH",
-                param_hint="--views",
+            raise ConfigError(
+                f"--views {item!r}: no such file or folder; expected CAMERA=PATH or PATH"
             )
-    views: Any = list(bare) if bare else parse_pairs(pairs, "--views")
-    offset = parse_pairs(offsets or (), "--offset", int) if offsets else None
+    views: Any = list(bare) if bare else parse_pairs(pairs, "--views", form="CAMERA=PATH")
+    offset = parse_pairs(offsets, "--offset", int, form="VIEW=N") if offsets else None
     if out.exists() and not overwrite and store_attrs(out).get("ds_type") == "poses":
         raise FileExistsError(f"{out}: already exists; pass --overwrite to replace it")
     report = ingest_views(

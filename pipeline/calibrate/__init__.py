@@ -9,7 +9,7 @@ left/right-symmetric segment scales, marker offsets, a prior toward the template
 
 from pipeline.calibrate.frames import FrameChoice, choose_frames
 from pipeline.calibrate.params import CalibrationSpec, Parameters, PriorWeights, resolve
-from pipeline.calibrate.result import Calibration, load_calibration
+from pipeline.calibrate.result import Calibration, calibrated_plan, load_calibration
 from pipeline.calibrate.solve import METHODS, ShapeSolution, solve_shape
 from pipeline.calibrate.subject import (
     CalibrationConfig,
@@ -30,6 +30,7 @@ __all__ = [
     "SessionTargets",
     "ShapeSolution",
     "calibrate",
+    "calibrated_plan",
     "calibration_fingerprint",
     "choose_frames",
     "load_calibration",

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.bodyplan.io import body_plan_to_dict, load_body_plan
+from pipeline.bodyplan.io import body_plan_sha256, body_plan_to_dict, load_body_plan
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import CalibrationError
 from pipeline.store.atomic import write_text_atomic
@@ -120,6 +120,44 @@ def load_calibration(path: str | os.PathLike[str]) -> Calibration:
             f"format {FORMAT!r}); write one with 'kinefit calibrate'"
         )
     return Calibration(plan, dict(record))
+
+
+def calibrated_plan(
+    path: str | os.PathLike[str],
+    template: BodyPlan | None = None,
+    template_name: str = "the template",
+) -> BodyPlan:
+    """The calibrated plan in ``path``, checked against the ``template`` it should come from.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        A calibration written by :meth:`Calibration.save`.
+    template : BodyPlan, optional
+        The template the caller means; none: not checked.
+    template_name : str
+        How the caller names the template in messages (a file, an option).
+
+    Returns
+    -------
+    BodyPlan
+
+    Raises
+    ------
+    CalibrationError
+        Not a calibration, or calibrated from another template (its sha256 differs).
+    """
+    cal = load_calibration(path)
+    if template is None:
+        return cal.plan
+    recorded, given = str(cal.record.get("template_sha256")), body_plan_sha256(template)
+    if given != recorded:
+        raise CalibrationError(
+            f"{path}: was calibrated from another template than {template_name} "
+            f"(template sha256 {recorded[:12]} vs {given[:12]}); recalibrate from it, or "
+            "fit the calibrated plan without a template"
+        )
+    return cal.plan
 
 
 def summary_rows(calibration: Calibration) -> list[tuple[str, float, float]]:

@@ -8,6 +8,7 @@ appended to the user's, never replace them.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -36,6 +37,8 @@ MALLOC_ENV: dict[str, str] = {
 #: Set before a worker process starts (dask's ``distributed.nanny.pre-spawn-environ``).
 PRE_SPAWN_ENV: dict[str, str] = {**BLAS_ENV, **MALLOC_ENV}
 MODES: tuple[str, ...] = ("local", "address", "slurm", "pbs", "kubernetes")
+#: The most local worker processes a run without a config starts (:func:`machine_width`).
+MAX_MACHINE_WORKERS = 8
 #: Default of :attr:`ClusterConfig.startup_timeout`, seconds.
 STARTUP_TIMEOUT_S: float = 300.0
 
@@ -163,6 +166,25 @@ class ClusterConfig(BaseModel):
     def batch(self) -> bool:
         """True for the batch-job modes (``slurm``, ``pbs``)."""
         return self.mode in ("slurm", "pbs")
+
+
+def machine_width(cpus: int | None = None, cap: int = MAX_MACHINE_WORKERS) -> int:
+    """Local worker processes for a run that names no cluster: one per core, 1 to ``cap``.
+
+    Parameters
+    ----------
+    cpus : int, optional
+        Cores of the machine (default :func:`os.cpu_count`; unknown counts as 1).
+    cap : int
+        At most this many workers (:data:`MAX_MACHINE_WORKERS`).
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    cpus = os.cpu_count() if cpus is None else cpus
+    return max(1, min(cpus or 1, cap))
 
 
 def describe(exc: ValidationError) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.config.pairs import parse_pair
 from pipeline.errors import ConfigError
 
 #: Reader options whose values are file paths (resolved like the config's own paths).
@@ -79,23 +80,28 @@ def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, A
     return out
 
 
-def parse_assignment(text: str) -> dict[str, Any]:
+def parse_assignment(text: str, option: str = "--set") -> dict[str, Any]:
     """``"solver.n_iterations=20"`` -> ``{"solver": {"n_iterations": 20}}``.
 
     The value is read as YAML (numbers, booleans, lists), or taken as text if it is not
-    valid YAML.
+    valid YAML; an empty value is ``None`` (the setting's default).
     """
-    key, sep, value = text.partition("=")
-    parts = key.strip().split(".")
-    if not sep or not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", p) for p in parts):
-        raise ConfigError(f"expected key.path=value, got {text!r}")
-    try:
-        out: Any = safe_load(value) if value.strip() else None
-    except yaml.YAMLError:  # not YAML (a cron like */10 * * * *): the text as it is
-        out = value.strip()
-    for part in reversed(parts):
+    key, value = parse_pair(text, option, key="path", allow_empty=True, form="key.path=value")
+    out: Any = yaml_value(value) if value else None
+    for part in reversed(key.split(".")):
         out = {part: out}
     return out
+
+
+def yaml_value(text: str) -> Any:
+    """``text`` read as a YAML value (``"20"`` -> 20, ``"[a, b]"`` -> a list), else as is.
+
+    Text that is not valid YAML (a cron such as ``*/10 * * * *``) is kept as text.
+    """
+    try:
+        return safe_load(text)
+    except yaml.YAMLError:
+        return text.strip()
 
 
 def _is_url(value: str) -> bool:

@@ -186,9 +186,6 @@ def make_run_config(
 def _assignments(assignments: Sequence[str]) -> dict[str, Any]:
     """The nested settings of ``key.path=value`` strings (``--set``)."""
     sets: dict[str, Any] = {}
-    try:
-        for text in assignments:
-            sets = deep_merge(sets, parse_assignment(text))
-    except ValueError as exc:
-        raise ConfigError(f"--set: {exc}") from exc
+    for text in assignments:
+        sets = deep_merge(sets, parse_assignment(text, "--set"))
     return sets

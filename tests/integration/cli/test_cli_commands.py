@@ -90,7 +90,7 @@ def test_ingest_passes_reader_options(tmp_path):
     result = runner.invoke(
         app, ["ingest", str(source), "-o", str(tmp_path / "x.zarr"), "-O", "unit"]
     )
-    assert result.exit_code != 0 and "expected key=value" in result.output
+    assert result.exit_code == 1 and "--option 'unit': expected KEY=VALUE" in result.output
 
 
 def test_ingest_kimodo_needs_and_gets_the_skeleton_options(tmp_path):

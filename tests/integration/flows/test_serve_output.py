@@ -1,7 +1,7 @@
 """What one served run prints: kinefit's own lines, the library logs only with ``--verbose``.
 
 Prefect's runner starts each run of ``kinefit serve``'s deployment in a subprocess, which
-must be quieted too (:mod:`flows.cli.served`). One real Prefect server (kinefit's
+must be quieted too (:mod:`flows.serve_hooks`). One real Prefect server (kinefit's
 :func:`~flows.server.start_local_server`) is shared by two ``kinefit serve`` processes,
 one plain and one ``--verbose``, each on a local cluster of one worker; each serves its
 own deployment, runs it once (triggered through the API, both at once), and is stopped

@@ -196,7 +196,8 @@ def test_cli_ingest_views(rig, tmp_path):
             str(rig.calibration),
         ],
     )
-    assert bad.exit_code != 0 and "expected NAME=VALUE" in bad.output
+    assert bad.exit_code == 1
+    assert "--views 'camA': no such file or folder; expected CAMERA=PATH" in bad.output
 
 
 def test_dlc_reader_reads_the_written_view(rig):

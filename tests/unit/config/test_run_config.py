@@ -138,7 +138,7 @@ def test_cli_overrides_and_assignments_win(tmp_path):
     assert config.solver.n_iterations == 20 and config.solver.loss == "huber"
     assert config.chunking.chunk_frames == 128 and config.solver.lanes == 4
     assert config.cluster.mode == "local" and config.cluster.queue is None  # replaced
-    with pytest.raises(ConfigError, match=r"--set: expected key.path=value"):
+    with pytest.raises(ConfigError, match=r"--set .solver.n_iterations.: expected key.path=value"):
         load_run_config(path, assignments=["solver.n_iterations"])
     with pytest.raises(ConfigError, match="solver.lanes"):
         load_run_config(path, assignments=["solver.lanes=0"])

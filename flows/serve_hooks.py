@@ -18,17 +18,19 @@ in two steps:
   log line still reaches the Prefect UI.
 - The ``on_running`` hook of :func:`served_flow`, in the run's process before the flow's
   body: distributed's loggers as ``kinefit reprocess`` sets them
-  (:func:`flows.cli.cluster.cluster_logs`: ERROR, CRITICAL for the shutdown loggers), and
-  warnings as one ``warning:`` line each. The run's cluster starts after that, so its
-  local workers log only CRITICAL (:mod:`pipeline.cluster.client`): a worker's heartbeat
-  that races the scheduler's close logs ``Failed to communicate with scheduler during
-  heartbeat`` with a ``CommClosedError`` traceback at ERROR, in the worker's process.
+  (:func:`flows.cli.output.quiet_dask_logs`: ERROR, CRITICAL for the shutdown loggers),
+  and warnings as one ``warning:`` line each (:class:`flows.cli.output.WarningLines`).
+  The run's cluster starts after that, so its local workers log only CRITICAL
+  (:mod:`pipeline.cluster.client`): a worker's heartbeat that races the scheduler's
+  close logs ``Failed to communicate with scheduler during heartbeat`` with a
+  ``CommClosedError`` traceback at ERROR, in the worker's process.
 
 The hooks print, per run: that it started (with its Prefect UI link), a line per stage
 (ingest, fit) when it ends and at most every :data:`PROGRESS_EVERY_S` seconds meanwhile,
-and the summary: sessions fitted / skipped / failed, each failed session named, where the
-results are. ``on_crashed`` and ``on_cancellation`` hooks run in the serve process (Prefect
-runs them there for its subprocesses) and print one line.
+and the summary (:func:`flows.cli.output.summary_lines`): sessions fitted / skipped /
+failed, each failed session named, where the results are. ``on_crashed`` and
+``on_cancellation`` hooks run in the serve process (Prefect runs them there for its
+subprocesses) and print one line.
 """
 
 from __future__ import annotations
@@ -40,7 +42,15 @@ import warnings
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from flows.cli.common import CONSOLIDATED_WARNING, err_console, q, say
+from flows.cli.output import (
+    WarningLines,
+    q,
+    quiet_dask_logs,
+    quiet_opensim,
+    quiet_prefect_console,
+    say,
+    summary_lines,
+)
 
 if TYPE_CHECKING:
     from prefect import Flow  # noqa: TID251
@@ -51,18 +61,11 @@ if TYPE_CHECKING:
 RUN_ENV: dict[str, str] = {"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL"}
 #: Seconds between a stage's progress lines while it runs (its end is always printed).
 PROGRESS_EVERY_S = 300.0
-#: Failed sessions named one per line; the others are counted.
-MAX_NAMED_FAILURES = 10
 
 
 def quiet_serving() -> None:
     """In the serve process: Prefect's console to WARNING, :data:`RUN_ENV` for the runs."""
-    from prefect.logging.handlers import PrefectConsoleHandler  # noqa: TID251
-
-    for name in ("", "prefect", "prefect.flow_runs", "prefect.task_runs"):
-        for handler in logging.getLogger(name).handlers:
-            if isinstance(handler, PrefectConsoleHandler):
-                handler.setLevel(logging.WARNING)
+    quiet_prefect_console(logging.WARNING)
     for key, value in RUN_ENV.items():
         os.environ.setdefault(key, value)
 
@@ -143,36 +146,6 @@ def run_ended(flow: Flow, flow_run: FlowRun, state: State) -> None:
     say(f"{_label(flow_run)} {what}: {q(state.message or state.name)}")
 
 
-def summary_lines(label: str, summary: Any, outputs: Any = None) -> list[str]:
-    """A run's closing lines: counts and time, each failed session, the results.
-
-    Parameters
-    ----------
-    label : str
-        ``run 'name'``.
-    summary : ArchiveSummary
-    outputs : OutputsConfig, optional
-        The run's outputs (where its fits are); none: that line names only the report.
-    """
-    status = "[red]failed[/]" if summary.failed else "[green]completed[/]"
-    failed = [s for s in summary.sessions if s.status == "failed"]
-    lines = [
-        f"{label} {status}: {len(summary.sessions)} session(s), {summary.fitted} fitted, "
-        f"{summary.skipped} skipped, {summary.failed} failed; {summary.frames:,} frames "
-        f"fitted, {summary.seconds:.0f} s"
-    ]
-    for s in failed[:MAX_NAMED_FAILURES]:
-        lines.append(f"  [red]failed[/] {q(s.session)} ({q(s.stage)}): {q(s.error)}")
-    if len(failed) > MAX_NAMED_FAILURES:
-        more = len(failed) - MAX_NAMED_FAILURES
-        lines.append(f"  and {more} more failed (all in the run's summary artifact)")
-    where = [f"fits in {q(outputs.fits_dir)}"] if outputs is not None else []
-    where += [f"report {q(summary.report)}"] if summary.report else []
-    if where:
-        lines.append("  results: " + ", ".join(where))
-    return lines
-
-
 class StageLines:
     """A progress hook that prints ``run 'name': fit 3/5 sessions`` now and then.
 
@@ -196,34 +169,15 @@ class StageLines:
 
 
 def quiet_run_logs() -> None:
-    """In a run's process: distributed's logs as ``kinefit reprocess`` has them; warnings.
+    """In a run's process: distributed's and OpenSim's logs as ``kinefit reprocess`` has them.
 
     Warnings are printed as one ``warning: ...`` line each, once per text (zarr's
     consolidated-metadata warning and deprecations not at all), as the CLI's error guard
     does for in-process commands.
     """
-    from flows.cli.cluster import cluster_logs
-
-    cluster_logs(False)
-    seen: set[str] = set()
-
-    def show(
-        message: Warning | str,
-        category: type[Warning],
-        filename: str,
-        lineno: int,
-        file: Any = None,
-        line: str | None = None,
-    ) -> None:
-        text = str(message)
-        if text in seen or text.startswith(CONSOLIDATED_WARNING):
-            return
-        if issubclass(category, DeprecationWarning | FutureWarning):
-            return
-        seen.add(text)
-        err_console.print(f"[yellow]warning:[/] {q(text)}", highlight=False, soft_wrap=True)
-
-    warnings.showwarning = show
+    quiet_dask_logs(False)
+    quiet_opensim(False)
+    warnings.showwarning = WarningLines().showwarning
 
 
 def _label(flow_run: FlowRun) -> str:
