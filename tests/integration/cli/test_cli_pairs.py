@@ -90,3 +90,21 @@ def test_good_pairs_still_work(tmp_path):
     assert result.exit_code == 0, result.output
     result = runner.invoke(app, ["config", "show", "--set", "solver.loss=huber"])
     assert result.exit_code == 0 and "loss: huber" in result.output
+
+
+def test_ingest_options_win_over_the_configs_option_by_option(tmp_path):
+    import numpy as np
+
+    from pipeline.store import open_tracks
+
+    raw = tmp_path / "walk.npz"
+    np.savez(raw, position=np.ones((4, 2, 3)), keypoints=np.array(["a", "b"]))
+    config = tmp_path / "run.yaml"
+    config.write_text("archive: {fps: 25, options: {unit: mm, up_axis: y, to_unit: m}}\n")
+    out = tmp_path / "t.zarr"
+    args = ["ingest", str(raw), "-o", str(out), "-c", str(config), "-O", "unit=cm"]
+    result = runner.invoke(app, [*args, "--to-unit", "mm"])
+    assert result.exit_code == 0, result.output
+    ds = open_tracks(out)
+    assert (ds.attrs["fps"], ds.attrs["up_axis"], ds.attrs["unit"]) == (25.0, "y", "mm")
+    np.testing.assert_allclose(ds["position"].values, 10.0)  # 1 cm as mm, not as m
