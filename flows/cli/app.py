@@ -160,10 +160,10 @@ def ingest(
         from pipeline.store import write_tracks
         from pipeline.tracks import read_tracks
 
-        given = parse_options(option)
-        named = {"skeleton_file": skeleton_file, "skeleton": skeleton}
+        given = parse_options(option)  # the named options below win over -O ones
+        named = {"skeleton_file": skeleton_file and str(skeleton_file), "skeleton": skeleton}
         named["keypoint_map"] = keypoint_map
-        given.update({k: (str(v) if k == "skeleton_file" else v) for k, v in named.items() if v})
+        given.update({k: v for k, v in named.items() if v is not None})
         run = load_run_config(config) if config else RunConfig()
         how = reader_settings(run.archive, format=format, fps=fps, to_unit=to_unit, options=given)
         chunk = run.chunking.tracks_chunk_frames if chunk_frames is None else chunk_frames
