@@ -1,6 +1,6 @@
 """The Pinocchio peer: kinefit's body plan as a Pinocchio model, and QuickIK's Gauss-Newton loop.
 
-kinefit measures its solver against Pinocchio (DESIGN.md "Benchmarks and anchors"), the way
+kinefit measures its solver against Pinocchio (its peer in the README's speed figures), the way
 QuickIK's own benchmark does (``benchmark/extern/pinocchio`` there): Pinocchio has no
 general IK solver, so the peer is the same Gauss-Newton / Levenberg-Marquardt loop written
 in Python around Pinocchio's C++ kinematics (forward kinematics, joint Jacobians, frame

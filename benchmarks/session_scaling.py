@@ -1,6 +1,6 @@
 """Session scaling: a long synthetic fly session fitted end to end on a LocalCluster.
 
-Measures (issue 4, "Speed"):
+Measures:
 
 1. throughput of ``pipeline.fit.fit_session`` with 1 and 2 worker processes (target: 2
    workers >= 1.8x one worker);

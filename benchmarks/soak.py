@@ -1,6 +1,6 @@
 """Soak: a synthetic archive of many long fly sessions reprocessed on a 2-worker cluster.
 
-Measures (issue 9, "Load"):
+Measures:
 
 1. the first run of the whole archive (ingest + fit of every session): wall time, frames
    per second, peak memory (``VmHWM``) of each worker process;

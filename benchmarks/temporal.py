@@ -2,8 +2,8 @@
 
 Fits one synthetic fly session (1 % noise) with :func:`pipeline.solve.solve_sequence` on
 one core, ``--repeats`` times per setting (the settings alternating within each repeat),
-and prints the median seconds, frames per second and the ratio smooth / none (issue 17
-asks at most 1.5x), the cost of the per-frame uncertainty (``uncertainty=False`` against
+and prints the median seconds, frames per second and the ratio smooth / none (the aim
+is at most 1.5x), the cost of the per-frame uncertainty (``uncertainty=False`` against
 the default), and the angle RMSE of each against the truth.
 
 Run::

@@ -4,8 +4,8 @@ Tasks run in the flow's process. Heavy work goes to the Dask cluster as plain da
 through a ``distributed.Client`` (``pipeline.fit.fit_session`` submits one task per time
 chunk; ingestion is submitted as one plain function call), so Dask workers never import
 prefect. Tasks use ``cache_policy=NONE``: skipping finished work is decided by kinefit's
-fingerprints and chunk markers, never by Prefect's cache (STACK.md: results would pile up
-under ``PREFECT_HOME/storage`` and cache hits could skip writes). Retries wrap idempotent
+fingerprints and chunk markers, never by Prefect's cache (its results would pile up under
+``PREFECT_HOME/storage`` and its cache hits could skip writes). Retries wrap idempotent
 work only (ingest writes atomically, fits resume) and only for transient errors.
 """
 

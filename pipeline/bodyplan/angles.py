@@ -22,7 +22,7 @@ rotational DOF coordinates (hinges and a ball's swing and twist) under their DOF
 (``<joint>/<index>`` or the DOF's ``name`` with a leading ``<joint>/`` removed); slides are
 lengths, not angles, and are never reported.
 
-Values come from the fit's canonical pose (DESIGN.md): DOF-based angles are the
+Values come from the fit's canonical pose: DOF-based angles are the
 ``dof_value`` coordinates themselves (continuous by construction, never re-wrapped), and
 Euler angles are decomposed from each joint's rotation relative to its rest frame
 (``joint_rotation``, recomputed in float64 from ``dof_value`` by :func:`local_rotation`)

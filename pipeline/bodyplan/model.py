@@ -4,7 +4,7 @@ A body plan is the fixed description of a kinematic tree. It holds no per-solve 
 solvers and forward kinematics compile it into arrays (see
 :func:`pipeline.kinematics.model.compile_plan`).
 
-Semantics (DESIGN.md "Body plan"): every joint is also a keypoint. A joint's world origin
+Semantics: every joint is also a keypoint. A joint's world origin
 is ``parent_origin + parent_rotation @ offset_pos`` and its rotation
 ``parent_rotation @ R(offset_quat)``; then its DOFs apply in order: a hinge multiplies the
 rotation by ``R(axis, angle)``, a slide moves the origin by ``rotation @ axis * value``.

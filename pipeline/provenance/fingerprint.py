@@ -1,7 +1,7 @@
 """Fingerprints: decide whether a fit is current for its inputs.
 
 ``fingerprint = sha256(input content, body plan sha256, solver config, kinefit version,
-keypoint map)`` (DESIGN.md "Data contracts"). The input content hash covers the tracks'
+keypoint map)``. The input content hash covers the tracks'
 ``position`` and ``confidence`` values, the ``time`` coordinate, the keypoint and
 individual names and the frame rate. It is computed in fixed blocks of
 :data:`HASH_FRAMES` frames, independent of how the store is chunked, so that workers can

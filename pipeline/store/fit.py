@@ -1,6 +1,6 @@
 """The fit store: layout, creation up front, opening (writing: :mod:`.fit_chunks`).
 
-Layout (DESIGN.md "Data contracts", names exact)::
+Layout (the fit store's data contract, names exact)::
 
     root_position     (time, individual, space)          float64  length units
     root_orientation  (time, individual, quat)           float64  w, x, y, z

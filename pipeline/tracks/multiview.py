@@ -1,6 +1,6 @@
 """Multi-view tracks: 2D keypoints of one session seen by several calibrated cameras.
 
-Contract (DESIGN.md "Multi-view tracks")::
+Contract::
 
     position     (time, view, space, keypoint, individual)  float32 pixels, NaN = missing
     confidence   (time, view, keypoint, individual)         float32, NaN = unknown

@@ -1,6 +1,6 @@
 """The tracks dataset: movement's poses schema, built and checked in one place.
 
-Contract (DESIGN.md "Data contracts")::
+Contract::
 
     position    (time, space, keypoint, individual)  float32, NaN = missing
     confidence  (time, keypoint, individual)         float32, NaN = unknown

@@ -1,6 +1,6 @@
 """The mannequin: a built-in adult humanoid body plan (version 2, joint kinds).
 
-Conventions (Kimodo's, ``KIMODO.md`` section 1): metres, radians, +Y up, facing +Z at rest,
+Conventions (Kimodo's): metres, radians, +Y up, facing +Z at rest,
 so the character's left is +X. About 1.75 m tall. Every ``offset_quat`` is the identity,
 so at rest every joint frame is aligned with the world axes and every axis below is given
 in world directions. The root (``pelvis``) sits at the root position: put the root at

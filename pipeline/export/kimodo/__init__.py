@@ -9,8 +9,21 @@ one of its skeletons. This package
 - reads a constraints file as IK targets in the tracks schema (:func:`read_constraints`;
   also the ``kimodo`` tracks reader), validating it beyond Kimodo's own loader.
 
-Conventions and the file format: ``KIMODO.md`` (shared docs) and the skeletons JSON the
-user passes.
+The Kimodo format, in the parts the modules here cite:
+
+1. conventions: metres, radians, +Y up, facing +Z at heading 0 (:mod:`.skeleton`);
+2. file layout: a JSON array of typed entries with frame indices, and ``meta.json``
+   (:mod:`.constraints`, :mod:`.meta`);
+3. skeletons, their rest pose and FK: ``G_j = G_p R_j``, ``p_j = p_p + G_p (rest_j -
+   rest_p)``, rotations local to the rest pose (:mod:`.skeleton`, :mod:`.fk`);
+4. what Kimodo's loader does with each entry, i.e. how a file becomes IK targets
+   (:mod:`.targets`);
+5. the write side: resampling to 30 fps, heading, and ``smooth_root`` (5.2, a
+   second-difference least-squares fit of the pelvis track; :mod:`.motion`,
+   :mod:`.smooth`);
+6. the loader's validation, which :mod:`.constraints` goes beyond.
+
+The skeletons JSON (joint names, parents, rest offsets) is the one the user passes.
 """
 
 from pipeline.export.kimodo.constraints import Constraints, Entry, KimodoWarning

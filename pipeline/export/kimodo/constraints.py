@@ -1,4 +1,4 @@
-"""Parse and validate a Kimodo constraints file (KIMODO.md sections 2, 4 and 6).
+"""Parse and validate a Kimodo constraints file (Kimodo format, part 2, 4 and 6).
 
 Beyond what Kimodo's own loader checks, every problem below is one :class:`KimodoError`
 naming the file, the entry index and type, and the field: an unknown ``type``; a missing
@@ -142,7 +142,7 @@ class Constraints:
 
 
 def target_joints(entry: Entry, skeleton: KimodoSkeleton) -> list[int]:
-    """Joints whose positions a keyframe entry constrains (KIMODO.md section 3).
+    """Joints whose positions a keyframe entry constrains (Kimodo format, part 3).
 
     ``fullbody``: all joints. Hand/foot/end-effector: every joint of each expanded chain,
     the children of each chain's first joint (they are rigid with it, so their positions

@@ -1,6 +1,6 @@
 """Kimodo's conventions as batched numpy: FK, heading, axes, resampling helpers.
 
-FK (KIMODO.md section 3), rotation matrices acting on column vectors::
+FK (Kimodo format, part 3), rotation matrices acting on column vectors::
 
     G_root = R_root          G_j = G_parent(j) R_j
     p_root = root_position   p_j = p_parent(j) + G_parent(j) o_j

@@ -1,6 +1,6 @@
 """Kimodo's ``meta.json``: prompt texts and durations, and the frame count they imply.
 
-Layout (KIMODO.md section 2): ``{"text": str, "duration": seconds}`` or ``{"texts": [..],
+Layout (Kimodo format, part 2): ``{"text": str, "duration": seconds}`` or ``{"texts": [..],
 "durations": [..]}`` of equal lengths, plus optional ``num_samples``, ``seed``,
 ``diffusion_steps`` and ``cfg``. A segment of ``d`` seconds has ``int(d * 30)`` frames
 (truncated), so a writer stores ``T / 30 + 1e-6``.

@@ -1,6 +1,6 @@
 """A fitted canonical pose as a canonical Kimodo motion: 30 fps, +Y up, metres, floor y = 0.
 
-Steps (KIMODO.md section 5): resample the fit's pose to 30 fps (``root_position``
+Steps (Kimodo format, part 5): resample the fit's pose to 30 fps (``root_position``
 linearly, ``root_orientation`` and ``joint_rotation`` by slerp); carry it onto the
 skeleton (:mod:`pipeline.export.kimodo.retarget`); turn the fit's world into Kimodo's
 (``C``: up axis to +Y, a proper rotation; lengths times the unit's metres); rotate about +Y

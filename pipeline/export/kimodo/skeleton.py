@@ -1,13 +1,13 @@
 """Kimodo skeletons: read a definition from a skeletons JSON file, build its body plan.
 
-The skeletons file (``skeletons.json``, KIMODO.md) maps a skeleton name (``somaskel30``,
+The skeletons file (``skeletons.json``) maps a skeleton name (``somaskel30``,
 ``somaskel77``, ``g1skel34``, ``smplx22``) to ``joint_names``, ``parent_indices``,
 ``rest_positions_m_root_relative`` (Kimodo's ``joints.p``: bone offsets are
 ``rest[j] - rest[parent(j)]``; ``rest_offsets_from_parent_m`` serves when it is absent),
 the four end-effector chains and ``hip_pair_right_left``. Keys starting with ``_`` are
 comments. It is input data: users pass their own copy.
 
-Kimodo's convention (KIMODO.md section 3): metres, +Y up, facing +Z at heading 0; every
+Kimodo's convention (Kimodo format, part 3): metres, +Y up, facing +Z at heading 0; every
 joint carries a full local rotation ``R_j``; ``G_root = R_root``, ``G_j = G_parent R_j``,
 ``p_j = p_parent + G_parent o_j``. :func:`kimodo_body_plan` expresses exactly that as a
 version-2 body plan: same joint names and order, ``offset_pos = o_j``, identity
@@ -41,7 +41,7 @@ __all__ = [
 
 #: End-effector names a Kimodo ``end-effector`` entry may list in ``joint_names``.
 EE_NAMES: tuple[str, ...] = ("LeftHand", "RightHand", "LeftFoot", "RightFoot", "Hips")
-#: SOMA skeletons are interchangeable by joint name (KIMODO.md section 3).
+#: SOMA skeletons are interchangeable by joint name (Kimodo format, part 3).
 SOMA_FAMILY: tuple[str, ...] = ("somaskel30", "somaskel77")
 _CHAINS = ("left_hand_chain", "right_hand_chain", "left_foot_chain", "right_foot_chain")
 _REQUIRED = ("joint_names", "parent_indices", "hip_pair_right_left")
@@ -164,7 +164,7 @@ def _offsets(raw: Mapping[str, Any], parents: np.ndarray, file: str, name: str) 
         raise _fail(file, f"expected {n} finite [x, y, z] rows", name, key)
     if key == "rest_positions_m_root_relative":
         values = values - values[np.maximum(parents, 0)]
-    values[0] = 0.0  # only root_positions places the root (KIMODO.md section 3)
+    values[0] = 0.0  # only root_positions places the root (Kimodo format, part 3)
     return values
 
 

@@ -1,6 +1,6 @@
 """Kimodo's ``smooth_root``: the smoothest 2D path within a radius of the pelvis track.
 
-KIMODO.md section 5.2: find ``x_t`` in R^2 minimising ``sum_t |x_{t-1} - 2 x_t + x_{t+1}|^2``
+Kimodo format, part 5.2: find ``x_t`` in R^2 minimising ``sum_t |x_{t-1} - 2 x_t + x_{t+1}|^2``
 subject to ``|x_t - p_t| <= radius`` for every frame, by ADMM (over-relaxation 1.8, 500
 iterations per level, ``rho = 0.25 sqrt(max diag(A^T A))`` with ``A`` the second-difference
 matrix), coarse to fine: start at stride ``2**max(floor(log2 T) - 4, 1)`` from the mean of

@@ -1,6 +1,6 @@
 """Turn validated Kimodo constraints into IK targets: an ordinary tracks dataset.
 
-Targets are built as Kimodo builds its conditioning (KIMODO.md section 4): rotation
+Targets are built as Kimodo builds its conditioning (Kimodo format, part 4): rotation
 vectors to matrices, FK on the skeleton's rest offsets with ``root_positions`` as the
 root, then per entry type:
 

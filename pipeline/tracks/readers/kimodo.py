@@ -1,6 +1,6 @@
 """Reader for Kimodo constraints files: IK targets on a Kimodo skeleton.
 
-A constraints file (KIMODO.md) holds rotations, not points; the targets are Kimodo's FK of
+A constraints file (the Kimodo format) holds rotations, not points; the targets are Kimodo's FK of
 them on a skeleton from a skeletons JSON file, so the reader needs ``skeleton_file`` and
 ``skeleton`` (``kinefit ingest c.json --format kimodo --skeleton-file F --skeleton S``).
 See :mod:`pipeline.export.kimodo.targets` for how each entry type becomes targets.

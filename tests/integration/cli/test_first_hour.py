@@ -1,4 +1,4 @@
-"""What a new user meets in the first hour (issue 14): every documented path works.
+"""What a new user meets in the first hour: every documented path works.
 
 The README's Python blocks run as scripts, the demo's printed commands work in a fresh
 shell, the flows used from Python keep Prefect's state in kinefit's home, messages keep

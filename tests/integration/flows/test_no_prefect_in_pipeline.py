@@ -1,4 +1,4 @@
-"""``pipeline/`` never imports prefect (DESIGN.md): an AST scan and a clean-import check."""
+"""``pipeline/`` never imports prefect: an AST scan and a clean-import check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Acceptance of issue 20: multi-camera 2D sessions, ingest then ``kinefit fit``.
+"""Acceptance: multi-camera 2D sessions, ingest then ``kinefit fit``.
 
 A synthetic rig (four cameras around the fly, four around the mannequin; radtan lenses
 and one fisheye; Anipose calibration.toml; one DLC CSV per camera with confidences,

@@ -1,4 +1,4 @@
-"""The layout's rules, checked on the source tree (issue 13, DESIGN.md "Layout").
+"""The layout's rules, checked on the source tree .
 
 - no import cycle in ``pipeline/`` or ``flows/``, counting imports inside functions too;
 - every exception class defined there derives from :class:`pipeline.errors.KinefitError`;

@@ -17,7 +17,7 @@ NAMES = ("somaskel30", "somaskel77", "g1skel34", "smplx22")
 
 
 def reference_fk(definition: dict, rotvec: np.ndarray, root: np.ndarray) -> np.ndarray:
-    """KIMODO.md section 3 written out: G_j = G_p R_j, p_j = p_p + G_p (rest_j - rest_p)."""
+    """Kimodo format, part 3, written out: G_j = G_p R_j, p_j = p_p + G_p (rest_j - rest_p)."""
     parents = definition["parent_indices"]
     rest = np.asarray(definition["rest_positions_m_root_relative"])
     out = np.zeros((rotvec.shape[0], len(parents), 3))
@@ -108,7 +108,7 @@ def test_up_axis_matrices_are_proper_rotations_taking_up_to_plus_y(up):
     vector = -np.asarray(vector) if up.startswith("-") else np.asarray(vector)
     np.testing.assert_allclose(c @ vector, [0, 1, 0])
     assert np.linalg.det(c) == pytest.approx(1.0)
-    # MuJoCo/robot (Z up, +X forward): kimodo = (m_y, m_z, m_x) as KIMODO.md gives it
+    # MuJoCo/robot (Z up, +X forward): kimodo = (m_y, m_z, m_x) as Kimodo's format gives it
     if up == "z":
         np.testing.assert_array_equal(c @ np.array([1.0, 2.0, 3.0]), [2.0, 3.0, 1.0])
 

@@ -1,4 +1,4 @@
-"""Acceptance of issue 4: round trip, chunking invariance, fingerprints, individuals."""
+"""Acceptance: round trip, chunking invariance, fingerprints, individuals."""
 
 import dataclasses
 import pickle

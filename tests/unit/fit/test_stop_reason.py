@@ -1,4 +1,4 @@
-"""stop_reason from the solver to the fit store and the archive summary (issue 15, point 4)."""
+"""stop_reason from the solver to the fit store and the archive summary."""
 
 import numpy as np
 import zarr

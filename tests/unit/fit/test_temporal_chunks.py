@@ -57,7 +57,7 @@ def test_smoothing_is_invariant_to_chunks_and_workers(plan, session, tmp_path):
         scale = 1.0 if name == "dof_value" else max(float(np.nanmax(np.abs(ref))), 1.0)
         worst = max(float(np.max(np.abs(f[name].values - ref))) for f in fits.values())
         print(f"chunking invariance {name}: {worst:.3g}")
-        # angles: 1e-4 rad (issue 17); velocities and std: 1e-3 of their size (float32)
+        # angles: 1e-4 rad; velocities and std: 1e-3 of their size (float32)
         assert worst < (1e-4 if name == "dof_value" else 1e-3 * scale), name
     # the whole-session fit in memory is what every chunking stored
     tracks = session.tracks.isel(individual=0)

@@ -1,4 +1,4 @@
-"""Frame rate policy (issue 6): a file's own rate wins; ``fps`` only fills in a missing one."""
+"""Frame rate policy: a file's own rate wins; ``fps`` only fills in a missing one."""
 
 import warnings
 
