@@ -3,7 +3,8 @@
 Semantics (those of :mod:`pipeline.bodyplan.model`): a joint's origin is
 ``parent_origin + parent_rotation @ offset_pos`` and its frame
 ``parent_rotation @ R(offset_quat)``; its DOFs then apply in order (hinge:
-``R <- R @ R(axis, q)``; slide: ``origin += R @ axis * q``; a ball's swing pair: ``R <- R @ exp(q1 b1 + q2 b2)``). A joint's keypoint is its origin *before* its own
+``R <- R @ R(axis, q)``; slide: ``origin += R @ axis * q``; a ball's swing pair:
+``R <- R @ exp(q1 b1 + q2 b2)``). A joint's keypoint is its origin *before* its own
 DOFs. The root pose ``(root_position, root_orientation)`` applies before the root's offset.
 
 The Jacobian columns are, for a keypoint ``p``: root position ``I``; root rotation
