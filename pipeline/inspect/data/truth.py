@@ -18,7 +18,7 @@ import pandas as pd
 import xarray as xr
 
 from pipeline.errors import InspectError
-from pipeline.inspect.validate import body_plan_of, dof_kinds
+from pipeline.inspect.data.checks import body_plan_of, dof_kinds
 from pipeline.store import open_tracks
 
 __all__ = ["TRUTH_FOLDER", "open_truth", "truth_candidates", "truth_errors", "truth_joint_errors"]

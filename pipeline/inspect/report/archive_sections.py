@@ -7,10 +7,10 @@ from collections.abc import Mapping
 import pandas as pd
 import xarray as xr
 
-from pipeline.inspect import html
+from pipeline.inspect.data.checks import InspectError
+from pipeline.inspect.data.truth import open_truth, truth_errors
 from pipeline.inspect.plots.distributions import MAX_SAMPLES, plot_angle_distributions
-from pipeline.inspect.truth import open_truth, truth_errors
-from pipeline.inspect.validate import InspectError
+from pipeline.inspect.report import html
 
 __all__ = ["angle_distributions", "truth_table"]
 

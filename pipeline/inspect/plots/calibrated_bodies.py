@@ -27,8 +27,9 @@ from pipeline.bodyplan.io import body_plan_sha256
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.calibrate.result import Calibration
 from pipeline.errors import CalibrationError
-from pipeline.inspect.plots.common import color, new_figure
-from pipeline.inspect.plots.skeleton import _edges, view_axes
+from pipeline.inspect.data.display import color, view_axes
+from pipeline.inspect.data.playback import skeleton_edges
+from pipeline.inspect.plots.figures import new_figure
 from pipeline.kinematics.forward import forward_kinematics
 
 __all__ = [
@@ -237,7 +238,7 @@ def calibration_bodies(cal: Calibration, template: BodyPlan, source: str = "") -
     markers = tuple(index[m] for m in listed if m in index)
     return CalibrationBodies(
         names=names,
-        edges=tuple(_edges(cal.plan, list(names))),
+        edges=tuple(skeleton_edges(cal.plan, list(names))),
         template=neutral_keypoints(template),
         calibrated=neutral_keypoints(cal.plan),
         markers=markers,

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from pipeline.inspect.plots.common import new_figure
-from pipeline.inspect.validate import InspectError
+from pipeline.inspect.data.checks import InspectError
+from pipeline.inspect.plots.figures import new_figure
 
 __all__ = ["plot_archive_overview"]
 

@@ -20,9 +20,9 @@ bridges it there (``temporal="smooth"``) or the neutral prior holds it. A fit wi
 seen. :func:`gap_runs` turns a frame mask into its runs of consecutive gap frames.
 
 Axes: the trajectories set a panel's y-axis, not their bands
-(:func:`pipeline.inspect.bands.band_axis`). On near-singular geometry a frame's standard
+(:func:`pipeline.inspect.data.bands.band_axis`). On near-singular geometry a frame's standard
 deviation can reach hundreds of degrees while the trajectory moves a few; such a band is
-clipped to the axis (:func:`~pipeline.inspect.bands.clip_band`) and the plots mark where
+clipped to the axis (:func:`~pipeline.inspect.data.bands.clip_band`) and the plots mark where
 (never silently). Joint limits far from the trajectories (a knee's 150 deg while it moves
 between 5 and 15) are left off the axis too.
 """
@@ -37,7 +37,7 @@ import xarray as xr
 from pipeline.bodyplan import BodyPlan
 from pipeline.bodyplan.angles import angle_entries, joint_angles
 from pipeline.errors import BodyPlanError
-from pipeline.inspect.validate import InspectError, body_plan_of, dof_kinds, length_unit
+from pipeline.inspect.data.checks import InspectError, body_plan_of, dof_kinds, length_unit
 
 __all__ = [
     "AngleSet",

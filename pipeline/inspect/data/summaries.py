@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from pipeline.inspect.validate import as_dataset, attr_dict, body_plan_of
+from pipeline.inspect.data.checks import as_dataset, attr_dict, body_plan_of
 
 __all__ = [
     "SUMMARY_COLUMNS",

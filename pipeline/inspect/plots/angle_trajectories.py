@@ -1,13 +1,13 @@
 """Angle trajectories for scientists: named angles in degrees, grouped by joint, +-1 SD bands.
 
 The trajectories set each panel's y-axis (with the limits they come near); a band stays in
-view as far as the trajectories' range beyond them (:func:`~pipeline.inspect.bands.band_axis`),
+view as far as the trajectories' range beyond them (:func:`~pipeline.inspect.data.bands.band_axis`),
 and one reaching further (near-singular geometry: a standard deviation of hundreds of degrees) is
 clipped to the axis, with triangles on the axis edge where it was and a note of its largest
 standard deviation in the panel (:data:`CLIP_LABEL` in the legend).
 
 Behind the trajectories, light grey spans shade their gaps: the frames where no keypoint
-constrained an angle of the panel (:func:`~pipeline.inspect.angles.evidence_gaps`), so the
+constrained an angle of the panel (:func:`~pipeline.inspect.data.angle_sets.evidence_gaps`), so the
 motion model bridged it or the prior held it. An angle without keypoint evidence in any
 frame (the Unitree G1's ankle rolls) is marked "never observed" in its panel's legend
 (and title, when no angle of the joint ever is) instead of shading the whole axis.
@@ -25,35 +25,26 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import angle_set, evidence_gaps, gap_runs, with_named_angles
-from pipeline.inspect.bands import BAND_FLOOR_DEG, band_axis, clip_band
-from pipeline.inspect.plots.common import bin_time, binned_note, panel_grid, time_label
-from pipeline.inspect.validate import InspectError, pick_individuals, pick_time
+from pipeline.inspect.data.angle_panels import (
+    CLIP_LABEL,
+    GAP_LABEL,
+    gap_spans,
+    never_note,
+    panel_data,
+    panel_gaps,
+)
+from pipeline.inspect.data.angle_sets import angle_set, evidence_gaps, with_named_angles
+from pipeline.inspect.data.bands import clip_band
+from pipeline.inspect.data.checks import InspectError, pick_individuals, pick_time
+from pipeline.inspect.data.display import binned_note, time_label
+from pipeline.inspect.plots.figures import panel_grid
 
-__all__ = [
-    "CLIP_GID",
-    "CLIP_LABEL",
-    "GAP_LABEL",
-    "GAP_STYLE",
-    "MAX_GAP_SPANS",
-    "clip_note",
-    "gap_spans",
-    "never_note",
-    "panel_gaps",
-    "plot_angle_trajectories",
-]
+__all__ = ["CLIP_GID", "GAP_STYLE", "clip_note", "plot_angle_trajectories"]
 
 _DASHES = ("-", "--", ":", "-.")
 _TINTS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
 #: Shading of gaps: light grey, sparsely hatched (unlike the +-1 SD bands' plain fill).
 GAP_STYLE = {"facecolor": "0.9", "edgecolor": "0.72", "hatch": "//", "lw": 0}
-#: Legend entry of the shaded gaps.
-GAP_LABEL = "no keypoint evidence (gap)"
-#: Most shaded gap spans per panel; more runs are coarsened (a span covers each block of
-#: frames holding a gap frame).
-MAX_GAP_SPANS = 200
-#: Legend entry of the markers where a +-1 SD band runs past the axis.
-CLIP_LABEL = "±1 SD clipped at the axis"
 #: ``gid`` of a panel's clipping cues (edge markers and note).
 CLIP_GID = "band_clipped"
 
@@ -79,7 +70,7 @@ def plot_angle_trajectories(
     ----------
     fit : xarray.Dataset
         ``joint_angle (time, individual, angle)`` when present or computable from the
-        body plan (named angles, :func:`~pipeline.inspect.angles.with_named_angles`), else
+        body plan (named angles, :func:`~pipeline.inspect.data.angle_sets.with_named_angles`), else
         ``dof_value (time, individual, dof)``; ``dof_std`` / ``joint_angle_std`` add a
         +-1 SD band, ``limit_active`` red ticks where the solver held a DOF at a limit,
         ``dof_observable`` (or missing keypoints) grey spans over the gaps.
@@ -117,21 +108,12 @@ def plot_angle_trajectories(
                 f"no joint {', '.join(map(repr, unknown))} with angles; joints: {', '.join(groups)}"
             )
         groups = {j: groups[j] for j in wanted}
-    t, factor = bin_time(ds["time"], "min")
-    t = np.asarray(t.values, dtype=float)
+    panels = panel_data(ds, angles, individuals)
+    t, factor = panels.t, panels.factor
+    lines, bands, ticks = panels.lines, panels.stds, panels.active
     frame_t = np.asarray(ds["time"].values, dtype=float)  # gaps: frame by frame, unbinned
     gaps = {ind: evidence_gaps(ds, angles, ind, plan) for ind in individuals}
     shaded = False
-    lines, bands, ticks = {}, {}, {}
-    for ind in individuals:
-        da = ds[angles.variable].sel(individual=ind).transpose("time", angles.dim)
-        lines[ind] = np.asarray(bin_time(da, "mean")[0].values, float) * angles.scale
-        if angles.std_variable:
-            sd = ds[angles.std_variable].sel(individual=ind).transpose("time", angles.dim)
-            bands[ind] = np.asarray(bin_time(sd, "max")[0].values, float) * angles.scale
-        if angles.variable == "dof_value" and "limit_active" in ds.data_vars:
-            la = ds["limit_active"].sel(individual=ind).transpose("time", "dof").astype(float)
-            ticks[ind] = np.asarray(bin_time(la, "max")[0].values) > 0
     ncols = max(1, min(ncols, len(groups)))
     nrows = math.ceil(len(groups) / ncols)
     fig, axes = panel_grid(nrows, ncols, panel=(3.4, 2.0), top=0.7, bottom=1.0, sharex=True)
@@ -141,14 +123,7 @@ def plot_angle_trajectories(
         for x0, x1 in gap_spans(frame_t, shade) if shade is not None else []:
             ax.axvspan(x0, x1, zorder=0, **GAP_STYLE)
             shaded = True
-        pairs = [(a, ind) for a in members for ind in individuals]
-        bounds = [b for a in members for b in angles.limits.get(angles.names[a], ())]
-        axis = band_axis(
-            [lines[ind][:, a] for a, ind in pairs],
-            [bands[ind][:, a] if ind in bands else None for a, ind in pairs],
-            bounds,
-            floor=BAND_FLOOR_DEG if all(angles.units[a] == "deg" for a in members) else 0.0,
-        )
+        axis = panels.axis(angles, members)
         worst = {}  # unit -> the largest SD of a clipped band
         for j, a in enumerate(members):
             tint = _TINTS[j % len(_TINTS)]
@@ -264,97 +239,3 @@ def plot_angle_trajectories(
         y=1 - 0.15 / height,  # inches from the top: clear of the panels in a tall figure
     )
     return fig
-
-
-def never_note(never: dict[int, list[str]], angle: int, individuals: list[str]) -> str:
-    """Label suffix of an angle without keypoint evidence in any frame (else ``""``).
-
-    Parameters
-    ----------
-    never : dict
-        Angle index -> individuals (:func:`panel_gaps`).
-    angle : int
-    individuals : list of str
-        Every individual drawn (all of them never observed: no names).
-
-    Returns
-    -------
-    str
-        ``" (never observed)"``, or ``" (never observed: individual_1)"`` for some only.
-    """
-    names = never.get(angle, [])
-    if not names:
-        return ""
-    return (
-        " (never observed)"
-        if len(names) == len(individuals)
-        else (f" (never observed: {', '.join(names)})")
-    )
-
-
-def gap_spans(
-    t: np.ndarray, mask: np.ndarray, max_spans: int = MAX_GAP_SPANS
-) -> list[tuple[float, float]]:
-    """The time spans to shade for the gap frames of ``mask``.
-
-    Parameters
-    ----------
-    t : (T,) array
-        Frame times.
-    mask : (T,) bool array
-    max_spans : int
-        More runs than this are coarsened: blocks of frames, each shaded whole when it
-        holds a gap frame.
-
-    Returns
-    -------
-    list of (float, float)
-        Each run from half a frame before its first frame to half a frame after its
-        last (clipped to ``t``'s range, so a one-frame gap has a width).
-    """
-    t = np.asarray(t, dtype=float)
-    mask = np.asarray(mask, dtype=bool)
-    runs = gap_runs(mask)
-    if len(runs) > max_spans:
-        factor = math.ceil(len(mask) / (2 * max_spans))
-        padded = np.r_[mask, np.zeros(-len(mask) % factor, bool)]
-        coarse = gap_runs(padded.reshape(-1, factor).any(axis=1))
-        runs = [(a * factor, min(b * factor, len(mask))) for a, b in coarse]
-    if not runs:
-        return []
-    edges = np.r_[t[0], (t[1:] + t[:-1]) / 2, t[-1]]
-    return [(float(edges[a]), float(edges[b])) for a, b in runs]
-
-
-def panel_gaps(
-    gaps: dict[str, np.ndarray | None], members: list[int]
-) -> tuple[np.ndarray | None, dict[int, list[str]]]:
-    """The frames to shade in a panel of angles, and its angles never observed.
-
-    Parameters
-    ----------
-    gaps : dict
-        Individual -> :func:`evidence_gaps` (or None).
-    members : list of int
-        The panel's angles.
-
-    Returns
-    -------
-    shade : (T,) bool array or None
-        Frames where any individual's angle of the panel is in a gap, leaving out the
-        (individual, angle) pairs in a gap in every frame (their shading would cover the
-        whole axis); None without evidence.
-    never : dict
-        Angle index -> the individuals for whom it is in a gap in every frame.
-    """
-    shade, never = None, {}
-    for ind, mask in gaps.items():
-        if mask is None:
-            continue
-        shade = np.zeros(len(mask), bool) if shade is None else shade
-        for a in members:
-            if len(mask) and mask[:, a].all():
-                never.setdefault(a, []).append(ind)
-            else:
-                shade |= mask[:, a]
-    return shade, never

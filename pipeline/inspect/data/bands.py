@@ -1,7 +1,7 @@
 """Uncertainty bands of angle panels: the axis the trajectories set, and bands clipped to it.
 
-Shared by the report's figures (:mod:`pipeline.inspect.plots.angles`) and the viewer
-(:mod:`pipeline.inspect.viewer_angles`): a near-singular DOF can report a standard
+Shared by the report's figures (:mod:`pipeline.inspect.plots.angle_trajectories`) and the viewer
+(:mod:`pipeline.inspect.viewer.angle_panel`): a near-singular DOF can report a standard
 deviation of hundreds of degrees, which must not flatten its trajectory, so a panel's
 y-axis follows the trajectories and a band reaching past it is clipped (and marked by the
 caller).

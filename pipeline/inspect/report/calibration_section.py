@@ -4,7 +4,7 @@ For every stored calibration (``<outputs.root>/calibrations/<identity>.json``,
 :mod:`pipeline.calibrate.identity`): the segment scales with their standard errors (a
 plot and a table), the keypoint RMS of the calibration frames before and after, the
 sessions and their own scales, the sessions flagged as disagreeing, and the template and
-calibrated bodies drawn on one scale (:mod:`pipeline.inspect.plots.calibration`).
+calibrated bodies drawn on one scale (:mod:`pipeline.inspect.plots.calibrated_bodies`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import pandas as pd
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.calibrate.result import Calibration, load_calibration
 from pipeline.errors import KinefitError
-from pipeline.inspect import html
-from pipeline.inspect.plots.calibration import (
+from pipeline.inspect.plots.calibrated_bodies import (
     calibration_bodies,
     find_template,
     plot_calibration_bodies,
 )
-from pipeline.inspect.plots.common import new_figure
+from pipeline.inspect.plots.figures import new_figure
+from pipeline.inspect.report import html
 
 __all__ = ["calibration_section", "identity_html"]
 

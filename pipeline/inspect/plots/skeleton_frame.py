@@ -11,8 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.plots.common import color, new_figure
-from pipeline.inspect.validate import (
+from pipeline.inspect.data.checks import (
     InspectError,
     as_dataset,
     body_plan_of,
@@ -21,31 +20,14 @@ from pipeline.inspect.validate import (
     pick_individuals,
     time_unit,
 )
+from pipeline.inspect.data.display import color, view_axes
+from pipeline.inspect.data.playback import skeleton_edges
+from pipeline.inspect.plots.figures import new_figure
 
-__all__ = ["plot_skeleton_frame", "view_axes"]
+__all__ = ["plot_skeleton_frame"]
 
 _FITTED = {"fitted_position": ("time", "space", "keypoint", "individual")}
 _OBSERVED = {"color": "black", "marker": "x", "s": 22, "linewidths": 1.0, "zorder": 4}
-
-
-def view_axes(up_axis: str | None) -> tuple[int, int, int, float]:
-    """Indices of the two horizontal axes and the up axis (x=0, y=1, z=2), and its sign."""
-    up = str(up_axis or "z").strip().lower()
-    sign = -1.0 if up.startswith("-") else 1.0
-    u = "xyz".index(up.lstrip("+-")) if up.lstrip("+-") in ("x", "y", "z") else 2
-    a, b = (i for i in range(3) if i != u)
-    return a, b, u, sign
-
-
-def _edges(plan: BodyPlan | None, names: list[str]) -> list[tuple[int, int]]:
-    if plan is None:
-        return []
-    index = {n: i for i, n in enumerate(names)}
-    return [
-        (index[j.parent], index[j.name])
-        for j in plan.joints
-        if j.parent is not None and j.parent in index and j.name in index
-    ]
 
 
 def _observed_frame(observed, ds: xr.Dataset, k: int, individuals: list[str]) -> np.ndarray:
@@ -141,7 +123,7 @@ def plot_skeleton_frame(
     if observed is not None:
         pts_obs = list(_observed_frame(observed, ds, k, individuals))
     plan = body_plan_of(ds, plan)
-    edges = _edges(plan, names)
+    edges = skeleton_edges(plan, names)
     a, b, u, sign = view_axes(ds.attrs.get("up_axis"))
     space = [str(s) for s in ds["space"].values]
     unit = length_unit(ds)

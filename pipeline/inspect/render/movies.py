@@ -25,12 +25,12 @@ from PIL import Image
 
 from pipeline.bodyplan import BodyPlan
 from pipeline.errors import InspectError
-from pipeline.inspect.archive import open_observed
-from pipeline.inspect.plots.skeleton import view_axes
-from pipeline.inspect.render_draw import OrbitCamera, draw_frame, edges_of
-from pipeline.inspect.render_io import Projector, VideoWriter, load_av, pick_camera
-from pipeline.inspect.validate import body_plan_of, pick_individuals, time_unit
-from pipeline.inspect.viewer_data import skeleton_paths
+from pipeline.inspect.data.checks import body_plan_of, pick_individuals, time_unit
+from pipeline.inspect.data.display import view_axes
+from pipeline.inspect.data.fit_archive import open_observed
+from pipeline.inspect.data.playback import skeleton_paths
+from pipeline.inspect.render.draw import OrbitCamera, draw_frame, edges_of
+from pipeline.inspect.render.media import Projector, VideoWriter, load_av, pick_camera
 
 __all__ = ["Projector", "Rendered", "render_animation", "render_overlay"]
 

@@ -21,12 +21,14 @@ import xarray as xr
 
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import KinefitError
-from pipeline.inspect import html
-from pipeline.inspect.archive import FitArchive, open_archive
-from pipeline.inspect.calibration import calibration_section
-from pipeline.inspect.overview import angle_distributions, truth_table
-from pipeline.inspect.plots import plot_archive_overview
-from pipeline.inspect.sections import (
+from pipeline.inspect.data.checks import body_plan_of, time_unit
+from pipeline.inspect.data.fit_archive import FitArchive, open_archive
+from pipeline.inspect.data.summaries import provenance, summary_table, worst_frames
+from pipeline.inspect.plots.archive_overview import plot_archive_overview
+from pipeline.inspect.report import html
+from pipeline.inspect.report.archive_sections import angle_distributions, truth_table
+from pipeline.inspect.report.calibration_section import calibration_section
+from pipeline.inspect.report.sections import (
     FORMATS,
     anchor,
     generated_note,
@@ -35,8 +37,6 @@ from pipeline.inspect.sections import (
     observed_or_reason,
     session_sections,
 )
-from pipeline.inspect.tables import provenance, summary_table, worst_frames
-from pipeline.inspect.validate import body_plan_of, time_unit
 from pipeline.store.atomic import check_writable, write_text_atomic
 from pipeline.store.fit import open_fit
 
@@ -77,7 +77,7 @@ def session_report_html(
     truth : xarray.Dataset, None or "auto"
         A synthetic session's known truth (:attr:`pipeline.synth.SynthSession.truth`) for
         the "Against the known truth" section; "auto" looks for it
-        (:func:`pipeline.inspect.truth.open_truth`).
+        (:func:`pipeline.inspect.data.truth.open_truth`).
 
     Returns
     -------

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from pipeline.inspect.tables import summary_table
-from pipeline.inspect.validate import InspectError
+from pipeline.inspect.data.checks import InspectError
+from pipeline.inspect.data.summaries import summary_table
 from pipeline.store.fit import (
     READABLE_SCHEMA_VERSIONS,
     SCHEMA_VERSION,

@@ -9,16 +9,16 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from pipeline.inspect.plots.common import (
+from pipeline.inspect.data.checks import as_dataset, attr_dict, pick_individuals, pick_time
+from pipeline.inspect.data.display import (
     bin_time,
     binned_note,
     color,
     error_label,
     nan_array,
-    new_figure,
     time_label,
 )
-from pipeline.inspect.validate import as_dataset, attr_dict, pick_individuals, pick_time
+from pipeline.inspect.plots.figures import new_figure
 
 __all__ = ["plot_solver_convergence"]
 

@@ -9,19 +9,21 @@ from collections.abc import Mapping
 import pandas as pd
 import xarray as xr
 
-from pipeline.inspect import html
-from pipeline.inspect.archive import open_observed
-from pipeline.inspect.plots import (
-    plot_error_distributions,
-    plot_residual_heatmap,
-    plot_skeleton_frame,
-    plot_solver_convergence,
+from pipeline.inspect.data.checks import time_unit
+from pipeline.inspect.data.fit_archive import open_observed
+from pipeline.inspect.data.summaries import (
+    individual_summary,
+    provenance,
+    summary_table,
+    worst_frames,
 )
-from pipeline.inspect.plots.angles import plot_angle_trajectories
-from pipeline.inspect.tables import individual_summary, provenance, summary_table, worst_frames
-from pipeline.inspect.truth import open_truth, truth_errors, truth_joint_errors
-from pipeline.inspect.validate import time_unit
-from pipeline.inspect.viewer import viewer_spec
+from pipeline.inspect.data.truth import open_truth, truth_errors, truth_joint_errors
+from pipeline.inspect.plots.angle_trajectories import plot_angle_trajectories
+from pipeline.inspect.plots.convergence import plot_solver_convergence
+from pipeline.inspect.plots.residuals import plot_error_distributions, plot_residual_heatmap
+from pipeline.inspect.plots.skeleton_frame import plot_skeleton_frame
+from pipeline.inspect.report import html
+from pipeline.inspect.viewer.figure import viewer_spec
 from pipeline.provenance.fingerprint import kinefit_version
 
 __all__ = [
@@ -196,7 +198,7 @@ def session_sections(
     ``<key>-worst-frames``, ``<key>-viewer``, ``<key>-plots`` and ``<key>-provenance``
     (``key`` made anchor-safe; without a key: ``summary``, ...); the viewer's plotly div
     is ``<key>-viewer-plot``. ``truth="auto"`` looks for a synthetic session's truth
-    (:func:`pipeline.inspect.truth.open_truth`). With ``viewer``, the page must embed
+    (:func:`pipeline.inspect.data.truth.open_truth`). With ``viewer``, the page must embed
     plotly's JavaScript (``html.page(..., interactive=True)``).
     """
     unit = str(fit.attrs.get("unit") or "length units")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.inspect.angles import AngleSet
-from pipeline.inspect.viewer_angles import angle_axis, angle_units
+from pipeline.inspect.data.angle_sets import AngleSet
+from pipeline.inspect.viewer.angle_panel import angle_axis, angle_units
 
 __all__ = ["frame_slider", "joint_menu", "play_buttons"]
 

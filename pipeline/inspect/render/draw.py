@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
-from pipeline.inspect.plots.common import color
+from pipeline.inspect.data.display import color
 
 __all__ = ["OrbitCamera", "draw_frame", "edges_of"]
 

@@ -11,15 +11,9 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from pipeline.inspect.plots.common import (
-    bin_time,
-    binned_note,
-    error_label,
-    nan_array,
-    new_figure,
-    time_label,
-)
-from pipeline.inspect.validate import as_dataset, pick_individuals, pick_time
+from pipeline.inspect.data.checks import as_dataset, pick_individuals, pick_time
+from pipeline.inspect.data.display import bin_time, binned_note, error_label, nan_array, time_label
+from pipeline.inspect.plots.figures import new_figure
 
 __all__ = ["plot_error_distributions", "plot_residual_heatmap"]
 

@@ -1,4 +1,4 @@
-"""What the viewer shows, as numpy: kept frames, skeleton paths, per-frame highlights.
+"""What the viewer and the renderer show, as numpy: kept frames, skeletons, highlights.
 
 Nothing here draws. :func:`viewer_frames` decides which frames a long session keeps (the
 rule is stated on the page by :func:`decimation_note`), :func:`skeleton_paths` turns the
@@ -9,7 +9,6 @@ missing, that miss by a large residual, and the joints with a DOF held at a limi
 
 from __future__ import annotations
 
-import base64
 import math
 import warnings
 from collections.abc import Sequence
@@ -24,10 +23,9 @@ __all__ = [
     "MAX_VIEWER_FRAMES",
     "SessionFrames",
     "decimation_note",
-    "decode",
     "large_residual_threshold",
+    "skeleton_edges",
     "skeleton_paths",
-    "typed",
     "viewer_frames",
 ]
 
@@ -37,23 +35,6 @@ MAX_VIEWER_FRAMES = 300
 LARGE_RESIDUAL_MEDIANS = 5.0
 #: ... and above this fraction of the body's extent.
 LARGE_RESIDUAL_BODY = 0.01
-
-
-_DTYPES = {"f4": np.float32, "f8": np.float64, "i4": np.int32, "u1": np.uint8}
-
-
-def typed(values, dtype: str = "f4") -> dict:
-    """A numpy array as plotly's base64 typed array (``{"dtype", "bdata"}``)."""
-    data = np.ascontiguousarray(np.asarray(values, dtype=_DTYPES[dtype]).ravel())
-    return {"dtype": dtype, "bdata": base64.b64encode(data.tobytes()).decode("ascii")}
-
-
-def decode(value) -> np.ndarray:
-    """The numbers of a plotly data array: a typed array, a list or a numpy array."""
-    if isinstance(value, dict) and "bdata" in value:
-        raw = base64.b64decode(value["bdata"])
-        return np.frombuffer(raw, dtype=_DTYPES[value["dtype"]]).astype(float)
-    return np.asarray([np.nan if v is None else v for v in value], dtype=float)
 
 
 def viewer_frames(n_frames: int, max_frames: int = MAX_VIEWER_FRAMES, keep: Sequence[int] = ()):
@@ -238,3 +219,15 @@ def _dof_joints(plan: BodyPlan | None, dofs: list[str], names: list[str]) -> lis
         owner = dict(zip(plan.dof_names, plan.dof_joint.tolist(), strict=True))
         return [index.get(plan.joints[owner[d]].name, -1) if d in owner else -1 for d in dofs]
     return [index.get(d.split("/")[0], -1) for d in dofs]
+
+
+def skeleton_edges(plan: BodyPlan | None, names: Sequence[str]) -> list[tuple[int, int]]:
+    """Parent-child index pairs into ``names`` of the plan's joints (none without a plan)."""
+    if plan is None:
+        return []
+    index = {n: i for i, n in enumerate(names)}
+    return [
+        (index[j.parent], index[j.name])
+        for j in plan.joints
+        if j.parent is not None and j.parent in index and j.name in index
+    ]

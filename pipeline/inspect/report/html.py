@@ -24,7 +24,7 @@ import plotly.io as pio
 from matplotlib.figure import Figure
 from plotly.offline import get_plotlyjs
 
-from pipeline.inspect.plots.common import figure_png
+from pipeline.inspect.plots.figures import figure_png
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;

@@ -2,7 +2,7 @@
 
 Traces are plain dicts in plotly's figure schema; 3D coordinates are float32 numpy arrays
 (plotly writes them as base64 typed arrays, a quarter of the size of JSON numbers). The
-angle panel's traces, gap shading and joint menu are in :mod:`pipeline.inspect.viewer_angles`
+angle panel's traces, gap shading and joint menu are in :mod:`pipeline.inspect.viewer.angle_panel`
 (:func:`angle_traces` and :func:`gap_shapes` are still importable from here).
 """
 
@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from pipeline.inspect.plots.common import bin_time, color
-from pipeline.inspect.viewer_angles import angle_traces, gap_shapes
-from pipeline.inspect.viewer_data import SessionFrames, typed
+from pipeline.inspect.data.display import bin_time, color
+from pipeline.inspect.data.playback import SessionFrames
+from pipeline.inspect.viewer.angle_panel import angle_traces, gap_shapes
+from pipeline.inspect.viewer.encoding import typed
 
 __all__ = ["angle_traces", "error_traces", "frame_traces", "gap_shapes"]
 

@@ -4,10 +4,10 @@ The panel shows one joint's angle trajectories at a time (:func:`angle_traces`: 
 uncertainty bands clipped to the trajectories' y-range, limits, at-limit ticks); the
 frames without keypoint evidence are grey layout shapes, one set per joint
 (:func:`gap_shapes`); the joint menu
-(:func:`~pipeline.inspect.viewer_controls.joint_menu`) switches the visible traces, the
+(:func:`~pipeline.inspect.viewer.controls.joint_menu`) switches the visible traces, the
 shapes, the axis title (:func:`angle_units`) and the y-range (:func:`angle_axis`).
 Traces are plain dicts in plotly's figure schema, arrays base64 typed arrays
-(:func:`~pipeline.inspect.viewer_data.typed`).
+(:func:`~pipeline.inspect.viewer.encoding.typed`).
 """
 
 from __future__ import annotations
@@ -16,11 +16,17 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import AngleSet, evidence_gaps
-from pipeline.inspect.bands import BAND_FLOOR_DEG, band_axis, clip_band
-from pipeline.inspect.plots.angles import CLIP_LABEL, GAP_LABEL, gap_spans, panel_gaps
-from pipeline.inspect.plots.common import MAX_TIME_POINTS, bin_time, color
-from pipeline.inspect.viewer_data import typed
+from pipeline.inspect.data.angle_panels import (
+    CLIP_LABEL,
+    GAP_LABEL,
+    gap_spans,
+    panel_data,
+    panel_gaps,
+)
+from pipeline.inspect.data.angle_sets import AngleSet, evidence_gaps
+from pipeline.inspect.data.bands import clip_band
+from pipeline.inspect.data.display import color
+from pipeline.inspect.viewer.encoding import typed
 
 __all__ = ["angle_axis", "angle_traces", "angle_units", "gap_shapes"]
 
@@ -40,7 +46,7 @@ def gap_shapes(
     ----------
     ds : xarray.Dataset
         The fit (``dof_observable``, else missing keypoints; see
-        :func:`~pipeline.inspect.angles.evidence_gaps`).
+        :func:`~pipeline.inspect.data.angle_sets.evidence_gaps`).
     angles : AngleSet
     groups : dict
         Joint -> its angles (indices into ``angles.names``).
@@ -57,7 +63,7 @@ def gap_shapes(
         carries the legend entry ``GAP_LABEL``. The joint menu swaps them in.
     never : dict
         Angle index -> the individuals without evidence for it in any frame (not shaded;
-        :func:`~pipeline.inspect.plots.angles.panel_gaps`).
+        :func:`~pipeline.inspect.data.angle_panels.panel_gaps`).
     """
     t = np.asarray(ds["time"].values, dtype=float)
     gaps = {ind: evidence_gaps(ds, angles, ind, plan) for ind in individuals}
@@ -103,7 +109,7 @@ def angle_traces(
     ds : xarray.Dataset
         The fit: ``angles.variable`` ``(time, individual, <angle dim>)`` (and
         ``angles.std_variable``, ``limit_active (time, individual, dof)`` when present),
-        binned to at most :data:`~pipeline.inspect.plots.common.MAX_TIME_POINTS` times.
+        binned to at most :data:`~pipeline.inspect.data.display.MAX_TIME_POINTS` times.
     angles : AngleSet
         What the angles are: variable, names, units (``angles.scale`` converts to them,
         radians to degrees for DOF values), limits.
@@ -122,34 +128,19 @@ def angle_traces(
         Only the ``shown`` joint's traces are visible; the joint menu switches. A band
         reaching past its joint's y-range is clipped to it, with triangles on the range's
         edge where it was (``meta`` ``{"kinefit": "angle_std_clipped"}``, in the legend
-        as :data:`~pipeline.inspect.plots.angles.CLIP_LABEL` with the largest SD).
+        as :data:`~pipeline.inspect.data.angle_panels.CLIP_LABEL` with the largest SD).
     joints : list of str
         The joint of each trace, in order.
     ranges : dict
         Joint -> its y-range ``[low, high]``, set by its trajectories
-        (:func:`~pipeline.inspect.bands.band_axis`); None without a finite value.
+        (:func:`~pipeline.inspect.data.bands.band_axis`); None without a finite value.
     """
-    t = np.asarray(bin_time(ds["time"], "min")[0].values, dtype=float)
+    panels = panel_data(ds, angles, individuals)
+    t, values, stds, active = panels.t, panels.lines, panels.stds, panels.active
     span = [float(t[0]), float(t[-1])] if len(t) else [0.0, 1.0]
-    values, stds, active = {}, {}, {}
-    for ind in individuals:
-        da = ds[angles.variable].sel(individual=ind).transpose("time", angles.dim)
-        values[ind] = np.asarray(bin_time(da, "mean", MAX_TIME_POINTS)[0].values) * angles.scale
-        if angles.std_variable:
-            sd = ds[angles.std_variable].sel(individual=ind).transpose("time", angles.dim)
-            stds[ind] = np.asarray(bin_time(sd, "max")[0].values) * angles.scale
-        if angles.variable == "dof_value" and "limit_active" in ds.data_vars:
-            la = ds["limit_active"].sel(individual=ind).transpose("time", "dof").astype(float)
-            active[ind] = np.asarray(bin_time(la, "max")[0].values) > 0
     traces, joints, ranges = [], [], {}
     for group, members in groups.items():
-        pairs = [(a, ind) for a in members for ind in individuals]
-        axis = band_axis(
-            [values[ind][:, a] for a, ind in pairs],
-            [stds[ind][:, a] if ind in stds else None for a, ind in pairs],
-            [b for a in members for b in angles.limits.get(angles.names[a], ())],
-            floor=BAND_FLOOR_DEG if all(angles.units[a] == "deg" for a in members) else 0.0,
-        )
+        axis = panels.axis(angles, members)
         ranges[group] = None if axis is None else [float(axis[0]), float(axis[1])]
         for j, a in enumerate(members):
             name, tint = angles.names[a], color(j)

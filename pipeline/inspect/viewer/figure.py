@@ -24,10 +24,8 @@ import plotly.graph_objects as go
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.angles import angle_set, with_named_angles
-from pipeline.inspect.archive import open_observed
-from pipeline.inspect.plots.common import COLORS, color
-from pipeline.inspect.validate import (
+from pipeline.inspect.data.angle_sets import angle_set, with_named_angles
+from pipeline.inspect.data.checks import (
     InspectError,
     as_dataset,
     body_plan_of,
@@ -35,16 +33,18 @@ from pipeline.inspect.validate import (
     pick_individuals,
     time_unit,
 )
-from pipeline.inspect.viewer_angles import angle_axis, angle_traces, angle_units, gap_shapes
-from pipeline.inspect.viewer_controls import frame_slider, joint_menu, play_buttons
-from pipeline.inspect.viewer_data import (
+from pipeline.inspect.data.display import COLORS, color
+from pipeline.inspect.data.fit_archive import open_observed
+from pipeline.inspect.data.playback import (
     MAX_VIEWER_FRAMES,
     SessionFrames,
     decimation_note,
     skeleton_paths,
     viewer_frames,
 )
-from pipeline.inspect.viewer_traces import error_traces, frame_traces
+from pipeline.inspect.viewer.angle_panel import angle_axis, angle_traces, angle_units, gap_shapes
+from pipeline.inspect.viewer.controls import frame_slider, joint_menu, play_buttons
+from pipeline.inspect.viewer.traces import error_traces, frame_traces
 
 __all__ = ["MAX_VIEWER_FRAMES", "SPEEDS", "view", "viewer_figure", "viewer_spec"]
 
@@ -115,7 +115,7 @@ def viewer_spec(
         The joint whose angles are shown first (default the first with DOFs).
     residual_threshold : float, optional
         Residuals above it (length units) are flagged; default
-        :func:`~pipeline.inspect.viewer_data.large_residual_threshold`.
+        :func:`~pipeline.inspect.data.playback.large_residual_threshold`.
     height : int
         Figure height (px).
 
@@ -124,7 +124,7 @@ def viewer_spec(
     dict
         The figure in plotly's JSON schema (``data``, ``layout``, ``frames``), written
         without plotly.py's validation (seconds for a few hundred frames); arrays are
-        base64 typed arrays (:func:`~pipeline.inspect.viewer_data.decode`). Frames are named
+        base64 typed arrays (:func:`~pipeline.inspect.viewer.encoding.decode`). Frames are named
         by frame index (``str(k)``) and update every trace, in trace order (the angle and
         error lines with no change, ``{}``); trace ``meta`` says what each trace is
         (``{"kinefit": "skeleton", "individual": ..., "joints": [...]}`` and so on).
