@@ -22,6 +22,7 @@ import pandas as pd
 import xarray as xr
 
 from pipeline.inspect.data.checks import InspectError
+from pipeline.inspect.data.observation import on_image_plane, to_fit_space
 from pipeline.inspect.data.summaries import summary_table
 from pipeline.store.fit import (
     READABLE_SCHEMA_VERSIONS,
@@ -199,7 +200,8 @@ def observed_positions(fit: xr.Dataset, tracks: xr.Dataset | xr.DataArray) -> xr
     xarray.DataArray
         ``position (time, space, keypoint, individual)`` with the fit's ``keypoint``
         coordinate (joint names; NaN where no track keypoint observes a joint); lazy
-        when ``tracks`` is.
+        when ``tracks`` is. A single-view 2D fit's pixels become points of its image
+        plane (:func:`~pipeline.inspect.data.observation.to_fit_space`).
 
     Raises
     ------
@@ -217,6 +219,8 @@ def observed_positions(fit: xr.Dataset, tracks: xr.Dataset | xr.DataArray) -> xr
     position = position.sel(keypoint=[a for a, _ in pairs])
     position = position.assign_coords(keypoint=np.array([b for _, b in pairs], dtype=object))
     out = position.reindex(keypoint=fit["keypoint"].values)
+    if on_image_plane(fit) and "space" in fit.coords and out.sizes["space"] < fit.sizes["space"]:
+        out = to_fit_space(fit, out)
     return out.transpose("time", "space", "keypoint", "individual").rename("observed_position")
 
 

@@ -1,7 +1,13 @@
-"""Observed versus fitted keypoints on the skeleton at one frame: 3D and three projections."""
+"""Observed versus fitted keypoints on the skeleton at one frame.
+
+A 3D fit (3D tracks, or 2D tracks through calibrated cameras) is drawn in 3D and in three
+orthographic projections; a single-view 2D fit on its image plane (x right, y down), with
+the coordinates one view cannot determine named in the title.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,6 +27,7 @@ from pipeline.inspect.data.checks import (
     time_unit,
 )
 from pipeline.inspect.data.display import color, view_axes
+from pipeline.inspect.data.observation import on_image_plane, unobservable_note
 from pipeline.inspect.data.playback import skeleton_edges
 from pipeline.inspect.plots.figures import new_figure
 
@@ -127,6 +134,10 @@ def plot_skeleton_frame(
     a, b, u, sign = view_axes(ds.attrs.get("up_axis"))
     space = [str(s) for s in ds["space"].values]
     unit = length_unit(ds)
+    if on_image_plane(ds):
+        fig = new_figure(8, 7)
+        _image_plane(fig.add_subplot(1, 1, 1), pts_fit, pts_obs, edges, space, unit)
+        return _finish(fig, ds, k, individuals, observed is not None, unit)
     fig = new_figure(11, 9.5)
     ax3 = fig.add_subplot(2, 2, 1, projection="3d")
     _draw(ax3, pts_fit, pts_obs, edges, [a, b, u], True)
@@ -155,6 +166,25 @@ def plot_skeleton_frame(
         ax.set_ylabel(f"{space[v]} ({unit})")
         ax.set_title(f"{label} ({space[h]}–{space[v]})")
         ax.grid(alpha=0.3)
+    return _finish(fig, ds, k, individuals, observed is not None, unit)
+
+
+def _image_plane(ax, pts_fit, pts_obs, edges, space: list[str], unit: str) -> None:
+    """The image plane of a single-view 2D fit: x right, y down, equal scale."""
+    _draw(ax, pts_fit, pts_obs, edges, [0, 1], False)
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.autoscale_view()
+    ax.invert_yaxis()
+    ax.set_xlabel(f"{space[0]} ({unit})")
+    ax.set_ylabel(f"{space[1]} ({unit}, down)")
+    ax.set_title("image plane (one view)")
+    ax.grid(alpha=0.3)
+
+
+def _finish(
+    fig: Figure, ds: xr.Dataset, k: int, individuals: list[str], has_observed: bool, unit: str
+) -> Figure:
+    """Legend and title: the frame, and what the fit's views could not determine."""
     handles = []
     for i, name in enumerate(individuals):
         rms = ""
@@ -162,16 +192,18 @@ def plot_skeleton_frame(
             value = float(ds["rms_error"].isel(time=k).sel(individual=name).values)
             rms = f" (RMS {value:.3g} {unit})"
         handles.append(Line2D([], [], color=color(i), lw=2, marker="o", ms=4, label=name + rms))
-    if observed is not None:
+    if has_observed:
         handles.append(Line2D([], [], color="black", ls="", marker="x", label="observed"))
         handles.append(Line2D([], [], color="0.45", ls=":", label="residual"))
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4))
     t = float(ds["time"].values[k])
     session = ds.attrs.get("session")
-    note = "" if observed is not None else " — fitted only (no observed keypoints given)"
+    note = "" if has_observed else " — fitted only (no observed keypoints given)"
+    blind = unobservable_note(ds)
+    blind = f"\n{textwrap.fill(blind, 90)}" if blind else ""
     fig.suptitle(
         f"Observed vs fitted{f' — {session}' if session else ''}: "
-        f"t = {t:.4g} {time_unit(ds)} (frame {k}){note}",
-        fontsize=12,
+        f"t = {t:.4g} {time_unit(ds)} (frame {k}){note}{blind}",
+        fontsize=12 if not blind else 10.5,
     )
     return fig

@@ -11,6 +11,11 @@ import xarray as xr
 
 from pipeline.inspect.data.checks import time_unit
 from pipeline.inspect.data.fit_archive import open_observed
+from pipeline.inspect.data.observation import (
+    observation_kind,
+    on_image_plane,
+    unobservable_note,
+)
 from pipeline.inspect.data.summaries import (
     individual_summary,
     provenance,
@@ -57,6 +62,13 @@ LIMIT_ACTIVE_MEANING = (
     "its keypoints are swapped."
 )
 
+#: The summary's "observed" entry per observation kind.
+OBSERVED_AS = {
+    "3d": "3D keypoints",
+    "cameras": "2D keypoints through calibrated cameras (3D fit)",
+    "image": "2D keypoints of one view (fit on the image plane)",
+}
+
 
 def meanings() -> str:
     """The two definitions, as a paragraph each."""
@@ -86,7 +98,13 @@ def _plots(fit: xr.Dataset, observed: xr.DataArray | None, reason: str, prefix: 
             plot_skeleton_frame,
             {"observed": observed},
             "Observed (black crosses) and fitted (coloured skeleton) keypoints at the frame "
-            f"with the worst RMS error, in 3D and three orthographic projections ({unit}).",
+            "with the worst RMS error, "
+            + (
+                "on the image plane"
+                if on_image_plane(fit)
+                else "in 3D and three orthographic projections"
+            )
+            + f" ({unit}).",
         ),
         (
             plot_angle_trajectories,
@@ -205,6 +223,7 @@ def session_sections(
     t_unit = time_unit(fit)
     summary = summary_table({key: fit}).iloc[0]
     head = {
+        "observed": OBSERVED_AS[observation_kind(fit)],
         "frames": int(summary["frames"]),
         "individuals": int(summary["individuals"]),
         f"median RMS ({unit})": summary["median_rms"],
@@ -229,7 +248,10 @@ def session_sections(
         html.section(
             anchor(key, "summary"),
             "Summary",
-            html.key_values(head) + meanings() + html.table(per_individual, FORMATS),
+            html.key_values(head)
+            + (html.note(blind) if (blind := unobservable_note(fit)) else "")
+            + meanings()
+            + html.table(per_individual, FORMATS),
             level,
         ),
     ]

@@ -35,6 +35,7 @@ from pipeline.inspect.data.checks import (
 )
 from pipeline.inspect.data.display import COLORS, color
 from pipeline.inspect.data.fit_archive import open_observed
+from pipeline.inspect.data.observation import on_image_plane, unobservable_note
 from pipeline.inspect.data.playback import (
     MAX_VIEWER_FRAMES,
     SessionFrames,
@@ -71,6 +72,17 @@ def _camera_up(up_axis: str | None) -> dict[str, float]:
     sign = -1.0 if up.startswith("-") else 1.0
     axis = up.lstrip("+-") if up.lstrip("+-") in ("x", "y", "z") else "z"
     return {a: (sign if a == axis else 0.0) for a in "xyz"}
+
+
+def _camera(ds: xr.Dataset) -> dict:
+    """The scene's camera: a single-view 2D fit seen as its image (x right, y down)."""
+    if on_image_plane(ds):
+        return {
+            "up": {"x": 0.0, "y": -1.0, "z": 0.0},
+            "eye": {"x": 0.0, "y": 0.0, "z": -1.6},
+            "projection": {"type": "orthographic"},
+        }
+    return {"up": _camera_up(ds.attrs.get("up_axis")), "eye": _camera_eye(ds)}
 
 
 def _camera_eye(ds: xr.Dataset) -> dict[str, float]:
@@ -178,14 +190,19 @@ def viewer_spec(
     durations = {s: max(MIN_FRAME_MS, round(1000 * frame_s / s)) for s in SPEEDS}
     session = ds.attrs.get("session") or ""
     note = decimation_note(ds.sizes["time"], step, len(kept), fps)
+    blind = unobservable_note(ds)
     layout = dict(
         height=height,
         margin={"l": 10, "r": 10, "t": 110, "b": 40},
         template={"data": {}, "layout": {}},
         colorway=list(COLORS),
         title={
-            "text": f"{session}: fitted skeleton and observed keypoints",
-            "subtitle": {"text": note, "font": {"size": 11, "color": "#555"}},
+            "text": f"{session + ': ' if session else ''}fitted skeleton and observed keypoints"
+            + (" on the image plane" if on_image_plane(ds) else ""),
+            "subtitle": {
+                "text": "<br>".join(part for part in (note, blind) if part),
+                "font": {"size": 11, "color": "#555"},
+            },
             "x": 0.01,
             "y": 0.98,
             "yanchor": "top",
@@ -201,9 +218,14 @@ def viewer_spec(
         scene={
             "domain": {"x": [0.0, 0.52], "y": [0.08, 1.0]},
             "aspectmode": "cube",
-            "camera": {"up": _camera_up(ds.attrs.get("up_axis")), "eye": _camera_eye(ds)},
+            "camera": _camera(ds),
             **{
-                f"{a}axis": {"range": r, "title": {"text": f"{a} ({unit})"}, "autorange": False}
+                f"{a}axis": {
+                    "range": r,
+                    "title": {"text": f"{a} ({unit})"},
+                    "autorange": False,
+                    **({"visible": False} if a == "z" and on_image_plane(ds) else {}),
+                }
                 for a, r in _scene_ranges(per).items()
             },
         },

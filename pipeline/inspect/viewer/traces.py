@@ -2,8 +2,7 @@
 
 Traces are plain dicts in plotly's figure schema; 3D coordinates are float32 numpy arrays
 (plotly writes them as base64 typed arrays, a quarter of the size of JSON numbers). The
-angle panel's traces, gap shading and joint menu are in :mod:`pipeline.inspect.viewer.angle_panel`
-(:func:`angle_traces` and :func:`gap_shapes` are still importable from here).
+angle panel's traces and gap shading are in :mod:`pipeline.inspect.viewer.angle_panel`.
 """
 
 from __future__ import annotations
@@ -13,10 +12,9 @@ import xarray as xr
 
 from pipeline.inspect.data.display import bin_time, color
 from pipeline.inspect.data.playback import SessionFrames
-from pipeline.inspect.viewer.angle_panel import angle_traces, gap_shapes
 from pipeline.inspect.viewer.encoding import typed
 
-__all__ = ["angle_traces", "error_traces", "frame_traces", "gap_shapes"]
+__all__ = ["error_traces", "frame_traces"]
 
 _MARKERS = {
     "missing": {"symbol": "circle-open", "size": 7, "color": "#888888", "line": {"width": 2}},
