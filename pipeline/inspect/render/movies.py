@@ -32,7 +32,7 @@ from pipeline.inspect.data.playback import skeleton_paths
 from pipeline.inspect.render.draw import OrbitCamera, draw_frame, edges_of
 from pipeline.inspect.render.media import Projector, VideoWriter, load_av, pick_camera
 
-__all__ = ["Projector", "Rendered", "render_animation", "render_overlay"]
+__all__ = ["Rendered", "render_animation", "render_overlay"]
 
 #: Relative difference between the video's frame rate and the session's that is an error.
 RATE_TOLERANCE = 1e-3

@@ -47,7 +47,7 @@ from pipeline.inspect.viewer.angle_panel import angle_axis, angle_traces, angle_
 from pipeline.inspect.viewer.controls import frame_slider, joint_menu, play_buttons
 from pipeline.inspect.viewer.traces import error_traces, frame_traces
 
-__all__ = ["MAX_VIEWER_FRAMES", "SPEEDS", "view", "viewer_figure", "viewer_spec"]
+__all__ = ["SPEEDS", "view", "viewer_figure", "viewer_spec"]
 
 _NEEDS = {"fitted_position": ("time", "space", "keypoint", "individual")}
 #: Playback speeds offered (x real time); each frame is shown for step / fps / speed s.
