@@ -30,7 +30,7 @@ from pipeline.inspect.data.display import view_axes
 from pipeline.inspect.data.fit_archive import open_observed
 from pipeline.inspect.data.playback import skeleton_paths
 from pipeline.inspect.render.draw import OrbitCamera, draw_frame, edges_of
-from pipeline.inspect.render.media import Projector, VideoWriter, load_av, pick_camera
+from pipeline.inspect.render.media import VideoWriter, load_av, pick_camera
 
 __all__ = ["Rendered", "render_animation", "render_overlay"]
 

@@ -17,6 +17,7 @@ figure.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -167,7 +168,16 @@ def viewer_spec(
     groups = {g: m for g, m in angles.groups.items() if m}
     shown = joint if joint is not None else next(iter(groups), None)
     if shown is not None and shown not in groups:
-        raise InspectError(f"no joint {shown!r} with angles; joints: {', '.join(groups)}")
+        has_dofs = plan is not None and any(j.name == shown and j.dofs for j in plan.joints)
+        if not has_dofs or not groups:
+            raise InspectError(f"no joint {shown!r} with angles; joints: {', '.join(groups)}")
+        # a joint whose DOFs are slides only has no angle panel: show the first one instead
+        warnings.warn(
+            f"viewer: joint {shown!r} has no angles (its DOFs are slides); showing "
+            f"{next(iter(groups))!r}; joints with angles: {', '.join(groups)}",
+            stacklevel=2,
+        )
+        shown = next(iter(groups))
     t = np.asarray(ds["time"].values, dtype=float)
     cursor_a, cursor_e, err = error_traces(ds, individuals, kept, t, unit)
     fixed = traces + [cursor_a, cursor_e, *err]

@@ -1,5 +1,7 @@
 """The HTML report and the viewer of a single-view 2D fit (real DeepLabCut tracks)."""
 
+import pytest
+
 from pipeline.inspect import open_fit, open_observed, write_session_report
 from pipeline.inspect.viewer.figure import viewer_spec
 from tests.fixtures.image_plane_fit import image_fit  # noqa: F401 (fixture)
@@ -24,3 +26,15 @@ def test_the_viewer_looks_at_the_image_plane_straight_on(image_fit):  # noqa: F8
     assert "Not observable from one view: root_position/z" in subtitle
     observed = [t for t in spec["data"] if t.get("meta", {}).get("kinefit") == "observed"]
     assert observed  # the tracked keypoints are drawn (they crashed the viewer's data before)
+
+
+def test_a_joint_of_slides_only_shows_the_first_angle_panel(image_fit):  # noqa: F811
+    fit = open_fit(image_fit)  # mouse_topdown: the spine slides, the head yaws
+    with pytest.warns(UserWarning, match="joint 'spine' has no angles"):
+        spec = viewer_spec(fit, joint="spine")
+    shown = {
+        t["meta"]["angle"]
+        for t in spec["data"]
+        if t.get("meta", {}).get("kinefit") == "angle" and t["visible"]
+    }
+    assert shown == {"head/0"}
