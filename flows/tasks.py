@@ -112,12 +112,12 @@ def fit_task(
 
 @task(name="archive-report", **_TASK)
 def report_task(fits_root: str, out: str, detailed: int = 3, body_plan: str | None = None) -> str:
-    """Write the archive's HTML report (:func:`pipeline.inspect.report.write_archive_report`).
+    """Write the archive's HTML report (:func:`pipeline.inspect.report.pages.write_archive_report`).
 
     ``body_plan`` is the run's ``body_plan`` setting: the template the report checks each
     stored calibration against (by sha256), beside the plans stored with the fits.
     """
-    from pipeline.inspect.report import write_archive_report
+    from pipeline.inspect.report.pages import write_archive_report
 
     templates = () if body_plan is None else (resolve_body_plan(body_plan),)
     return str(write_archive_report(fits_root, out, detailed=detailed, templates=templates))

@@ -47,7 +47,7 @@ def report(
 ) -> None:
     """Write a self-contained HTML report (summary, plots, provenance, worst frames)."""
     with guard(verbose):
-        from pipeline.inspect.report import write_archive_report, write_session_report
+        from pipeline.inspect.report.pages import write_archive_report, write_session_report
 
         if not path.exists():
             raise FileNotFoundError(f"{path}: no such fit store or folder")
@@ -65,7 +65,7 @@ def report(
         elif (path / "zarr.json").is_file():
             raise FitStoreError(f"{path}: a zarr store but not a kinefit fit store")
         else:
-            from pipeline.inspect.archive import find_fit_stores
+            from pipeline.inspect.data.fit_archive import find_fit_stores
 
             stores, problems = find_fit_stores(path)
             if not stores:

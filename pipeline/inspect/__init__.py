@@ -19,41 +19,38 @@
   network).
 """
 
-from pipeline.inspect.archive import (
+from pipeline.inspect.data.checks import InspectError, joint_dofs
+from pipeline.inspect.data.fit_archive import (
     FitArchive,
     find_fit_stores,
     observed_positions,
     open_archive,
     open_observed,
 )
-from pipeline.inspect.plots import (
-    figure_png,
-    plot_archive_overview,
-    plot_dof_trajectories,
-    plot_error_distributions,
-    plot_residual_heatmap,
-    plot_skeleton_frame,
-    plot_solver_convergence,
-)
-from pipeline.inspect.plots.angles import plot_angle_trajectories
-from pipeline.inspect.plots.distributions import plot_angle_distributions
-from pipeline.inspect.render import Rendered, render_animation, render_overlay
-from pipeline.inspect.report import (
-    archive_report_html,
-    session_report_html,
-    write_archive_report,
-    write_session_report,
-)
-from pipeline.inspect.tables import (
+from pipeline.inspect.data.summaries import (
     individual_summary,
     provenance,
     session_summary,
     summary_table,
     worst_frames,
 )
-from pipeline.inspect.truth import open_truth, truth_errors
-from pipeline.inspect.validate import InspectError, joint_dofs
-from pipeline.inspect.viewer import view, viewer_figure
+from pipeline.inspect.data.truth import open_truth, truth_errors
+from pipeline.inspect.plots.angle_trajectories import plot_angle_trajectories
+from pipeline.inspect.plots.archive_overview import plot_archive_overview
+from pipeline.inspect.plots.convergence import plot_solver_convergence
+from pipeline.inspect.plots.distributions import plot_angle_distributions
+from pipeline.inspect.plots.dofs import plot_dof_trajectories
+from pipeline.inspect.plots.figures import figure_png
+from pipeline.inspect.plots.residuals import plot_error_distributions, plot_residual_heatmap
+from pipeline.inspect.plots.skeleton_frame import plot_skeleton_frame
+from pipeline.inspect.render.movies import Rendered, render_animation, render_overlay
+from pipeline.inspect.report.pages import (
+    archive_report_html,
+    session_report_html,
+    write_archive_report,
+    write_session_report,
+)
+from pipeline.inspect.viewer.figure import view, viewer_figure
 from pipeline.store.fit import open_fit
 
 __all__ = [

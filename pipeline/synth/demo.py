@@ -6,7 +6,7 @@ netCDF files (which record their frame rate) and one long-layout CSV (which does
 run config's ``archive.fps`` fills in). The sessions differ in what makes fitting hard:
 clean, noisy, dropouts, outliers, and two individuals at once. Each session's known
 answer (:attr:`pipeline.synth.SynthSession.truth`) goes beside it as ``truth/<name>.nc``,
-where the report finds it (:func:`pipeline.inspect.truth.open_truth`) to show the fit's
+where the report finds it (:func:`pipeline.inspect.data.truth.open_truth`) to show the fit's
 error against the truth; the archive's patterns (``*.nc``) do not reach into ``truth/``.
 """
 

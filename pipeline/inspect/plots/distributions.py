@@ -9,9 +9,10 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from pipeline.inspect.angles import angle_set, with_named_angles
-from pipeline.inspect.plots.common import color, panel_grid
-from pipeline.inspect.validate import InspectError
+from pipeline.inspect.data.angle_sets import angle_set, with_named_angles
+from pipeline.inspect.data.checks import InspectError
+from pipeline.inspect.data.display import color
+from pipeline.inspect.plots.figures import panel_grid
 
 __all__ = ["MAX_SAMPLES", "angle_samples", "plot_angle_distributions"]
 

@@ -12,8 +12,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.inspect.plots.common import bin_time, binned_note, color, time_label
-from pipeline.inspect.validate import (
+from pipeline.inspect.data.checks import (
     InspectError,
     as_dataset,
     body_plan_of,
@@ -23,6 +22,7 @@ from pipeline.inspect.validate import (
     pick_individuals,
     pick_time,
 )
+from pipeline.inspect.data.display import bin_time, binned_note, color, time_label
 
 __all__ = ["dof_limits", "plot_dof_trajectories", "select_dofs"]
 

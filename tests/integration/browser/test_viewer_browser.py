@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 
 from pipeline.inspect import view
-from pipeline.inspect.viewer_data import decode
+from pipeline.inspect.viewer.encoding import decode
 from tests.integration.browser.chromium import file_page, need_browser
 
 pytestmark = pytest.mark.slow

@@ -7,10 +7,13 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from tests.fixtures.image_plane_fit import image_fit  # noqa: F401 (fixture)
+
 NOTEBOOK = Path(__file__).resolve().parents[3] / "notebooks" / "inspect_fit.ipynb"
 
 
-def test_notebook_executes_on_a_fresh_archive(fits_root, tmp_path, monkeypatch):
+def _execute(fits_root: Path, tmp_path: Path, monkeypatch) -> list:
+    """Run the notebook on the archive ``fits_root``; every cell's outputs, in order."""
     # a kernel spec for this very interpreter (a fresh .venv has none that points at it)
     spec = tmp_path / "jupyter" / "kernels" / "kinefit-test"
     spec.mkdir(parents=True)
@@ -28,7 +31,11 @@ def test_notebook_executes_on_a_fresh_archive(fits_root, tmp_path, monkeypatch):
         resources={"metadata": {"path": str(tmp_path)}},
     )
     client.execute()  # raises CellExecutionError on the first failing cell
-    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    return [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+
+
+def test_notebook_executes_on_a_fresh_archive(fits_root, tmp_path, monkeypatch):
+    outputs = _execute(fits_root, tmp_path, monkeypatch)
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) >= 3
@@ -45,3 +52,21 @@ def test_notebook_executes_on_a_fresh_archive(fits_root, tmp_path, monkeypatch):
     text = "".join(o.get("text", "") for o in outputs)
     assert "session 'walk'" in text  # the worst session was selected
     assert list(tmp_path.iterdir()) == [tmp_path / "jupyter"]  # it wrote nothing
+
+
+def test_notebook_draws_a_single_view_2d_fit(image_fit, tmp_path, monkeypatch):  # noqa: F811
+    """Real DeepLabCut tracks fitted on the image plane: every cell runs, the skeleton
+    figure and the viewer are drawn, and the notebook names what one view cannot see."""
+    outputs = _execute(image_fit.parent, tmp_path, monkeypatch)
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert len([o for o in outputs if "image/png" in o.get("data", {})]) >= 3
+    figures = [
+        o["data"]["application/vnd.plotly.v1+json"]
+        for o in outputs
+        if o.get("data") and "application/vnd.plotly.v1+json" in o["data"]
+    ]
+    assert len(figures) == 1
+    assert figures[0]["layout"]["scene"]["camera"]["projection"]["type"] == "orthographic"
+    text = "".join(o.get("text", "") for o in outputs)
+    assert "session 'openfield'" in text
+    assert "not observable from its views: root_position/z" in text

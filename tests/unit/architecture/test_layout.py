@@ -1,8 +1,9 @@
-"""The layout's rules, checked on the source tree .
+"""The layout's rules, checked on the source tree.
 
 - no import cycle in ``pipeline/`` or ``flows/``, counting imports inside functions too;
 - every exception class defined there derives from :class:`pipeline.errors.KinefitError`;
-- no test hook read from the environment by library code; no module over 400 lines;
+- no test hook read from the environment by library code; no module over 350 lines of
+  code (docstrings, comments and blank lines not counted);
 - the ``pipeline/`` root holds only ``__init__.py``, ``errors.py`` and folders;
 - temporary-file-and-rename writes only in ``pipeline.store.atomic`` (one atomic writer).
 """
@@ -12,7 +13,9 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
+import io
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -21,7 +24,19 @@ from pipeline.errors import KinefitError
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGES = ("pipeline", "flows")
-MAX_LINES = 400
+#: Most code lines in a module. Counting code only, the modules of pipeline/ and flows/
+#: have a median of about 110 lines, a 99th percentile under 300 and none over 330; the
+#: limit sits above that tail, where a module does several things, however documented.
+MAX_CODE_LINES = 350
+_NOT_CODE = {
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENCODING,
+    tokenize.ENDMARKER,
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -144,11 +159,45 @@ def test_no_test_hooks_in_library_code():
     assert offenders == []
 
 
-def test_no_module_is_over_the_line_limit():
+def code_lines(source: str) -> int:
+    """Lines of ``source`` holding code: not blank, not only a comment, not a docstring."""
+    docstrings: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                docstrings.update(range(first.lineno, first.end_lineno + 1))
+    code: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type not in _NOT_CODE:
+            code.update(range(token.start[0], token.end[0] + 1))
+    return len(code - docstrings)
+
+
+def test_code_lines_leave_out_docstrings_comments_and_blank_lines():
+    source = (
+        '"""Module docstring,\n\nover three lines."""\n'
+        "\n"
+        "# a comment\n"
+        "def f(x):\n"
+        '    """Docstring."""\n'
+        "    y = (x +  # trailing comment\n"
+        "         1)\n"
+        '    return """not a docstring\n'
+        '    but code"""\n'
+    )
+    assert code_lines(source) == 5
+
+
+def test_no_module_is_over_the_code_line_limit():
     long = {
         str(p.relative_to(ROOT)): n
         for p in MODULES.values()
-        if (n := len(p.read_text().splitlines())) > MAX_LINES
+        if (n := code_lines(p.read_text())) > MAX_CODE_LINES
     }
     assert long == {}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.calibrate import CalibrationConfig, calibrate
-from pipeline.inspect.calibration import calibration_section
+from pipeline.inspect.report.calibration_section import calibration_section
 from tests.unit.calibrate.subjects import make_subject, mannequin_template, render
 
 

@@ -16,7 +16,7 @@ from pipeline.inspect import (
     open_observed,
     summary_table,
 )
-from pipeline.inspect.tables import SUMMARY_COLUMNS
+from pipeline.inspect.data.summaries import SUMMARY_COLUMNS
 from pipeline.store import open_tracks
 
 

@@ -19,11 +19,12 @@ from matplotlib.text import Text
 from pipeline.bodyplan import mannequin
 from pipeline.fit import fit_session
 from pipeline.inspect import figure_png, plot_angle_trajectories
-from pipeline.inspect.angles import with_named_angles
-from pipeline.inspect.bands import BAND_FLOOR_DEG
-from pipeline.inspect.plots.angles import CLIP_GID, CLIP_LABEL
-from pipeline.inspect.viewer import viewer_figure, viewer_spec
-from pipeline.inspect.viewer_data import decode
+from pipeline.inspect.data.angle_panels import CLIP_LABEL
+from pipeline.inspect.data.angle_sets import with_named_angles
+from pipeline.inspect.data.bands import BAND_FLOOR_DEG
+from pipeline.inspect.plots.angle_trajectories import CLIP_GID
+from pipeline.inspect.viewer.encoding import decode
+from pipeline.inspect.viewer.figure import viewer_figure, viewer_spec
 from pipeline.solve import SolverConfig
 from pipeline.store import write_tracks
 from pipeline.store.fit import open_fit

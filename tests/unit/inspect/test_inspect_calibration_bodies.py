@@ -19,16 +19,16 @@ from pipeline.bodyplan.io import body_plan_sha256, body_plan_to_dict
 from pipeline.calibrate import CalibrationConfig, calibrate
 from pipeline.calibrate.result import load_calibration
 from pipeline.errors import CalibrationError
-from pipeline.inspect.archive import open_archive
-from pipeline.inspect.calibration import calibration_section, identity_html
-from pipeline.inspect.plots.calibration import (
+from pipeline.inspect.data.fit_archive import open_archive
+from pipeline.inspect.plots.calibrated_bodies import (
     calibration_bodies,
     find_template,
     neutral_keypoints,
     plot_calibration_bodies,
     rebuild_template,
 )
-from pipeline.inspect.report import archive_report_html
+from pipeline.inspect.report.calibration_section import calibration_section, identity_html
+from pipeline.inspect.report.pages import archive_report_html
 from tests.unit.calibrate.subjects import fly_template, make_subject, mannequin_template, render
 
 # make check skips it: calibrates and fits sessions

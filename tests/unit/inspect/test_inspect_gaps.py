@@ -16,9 +16,9 @@ from matplotlib.patches import Rectangle
 from pipeline.bodyplan import load_body_plan, mannequin
 from pipeline.fit import fit_session
 from pipeline.inspect import figure_png, plot_angle_trajectories
-from pipeline.inspect.angles import angle_set, evidence_gaps, gap_runs, with_named_angles
-from pipeline.inspect.plots.angles import GAP_LABEL, gap_spans, panel_gaps
-from pipeline.inspect.viewer import viewer_figure, viewer_spec
+from pipeline.inspect.data.angle_panels import GAP_LABEL, gap_spans, panel_gaps
+from pipeline.inspect.data.angle_sets import angle_set, evidence_gaps, gap_runs, with_named_angles
+from pipeline.inspect.viewer.figure import viewer_figure, viewer_spec
 from pipeline.solve import SolverConfig
 from pipeline.store import write_tracks
 from pipeline.store.fit import open_fit

@@ -23,7 +23,7 @@ from pipeline.inspect import (
     plot_skeleton_frame,
     plot_solver_convergence,
 )
-from pipeline.inspect.validate import attr_dict
+from pipeline.inspect.data.checks import attr_dict
 from tests.fixtures.inspect_samples import handmade_fit
 
 # make check skips it: draws every figure of a fitted archive

@@ -18,8 +18,8 @@ from pipeline.inspect import (
     worst_frames,
     write_archive_report,
 )
-from pipeline.inspect.sections import LIMIT_ACTIVE_MEANING, NOT_CONVERGED_MEANING
-from pipeline.inspect.truth import truth_joint_errors
+from pipeline.inspect.data.truth import truth_joint_errors
+from pipeline.inspect.report.sections import LIMIT_ACTIVE_MEANING, NOT_CONVERGED_MEANING
 from pipeline.store import write_tracks
 from pipeline.synth import SynthConfig, synthesize
 from tests.unit.inspect.test_inspect_report import parse

@@ -9,14 +9,14 @@ import xarray as xr
 
 from pipeline.errors import InspectError
 from pipeline.inspect import view, viewer_figure
-from pipeline.inspect.viewer import SPEEDS, viewer_spec
-from pipeline.inspect.viewer_data import (
+from pipeline.inspect.data.playback import (
     MAX_VIEWER_FRAMES,
-    decode,
     large_residual_threshold,
     skeleton_paths,
     viewer_frames,
 )
+from pipeline.inspect.viewer.encoding import decode
+from pipeline.inspect.viewer.figure import SPEEDS, viewer_spec
 from pipeline.store.fit import open_fit
 
 
@@ -137,7 +137,7 @@ def test_long_sessions_are_decimated_with_the_rule_on_the_figure(walk):
 
 def test_angle_panel_names_units_and_joint_menu(walk, walk_spec):
     from pipeline.bodyplan.angles import joint_angles
-    from pipeline.inspect.validate import body_plan_of
+    from pipeline.inspect.data.checks import body_plan_of
 
     spec = walk_spec
     angles = [spec["data"][k] for k in traces_of(spec, "angle")]

@@ -1,0 +1,1 @@
+"""What every view draws, computed once: checked fits, named angles, bands, tables, frames."""
