@@ -1,4 +1,4 @@
-"""The report draws each identity's template and calibrated body on one scale (issue 16).
+"""The report draws each identity's template and calibrated body on one scale.
 
 One real calibration of a synthetic subject (the mannequin scaled by 1.08 overall and up
 to 15 % per symmetric group, markers moved 2-5 % of its size) is shared by the tests; one
