@@ -14,7 +14,7 @@ import numpy as np
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
 from pipeline.solve.compiled.pose import copy, warm_start
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import INLINE, JIT
+from pipeline.solve.rules import INLINE
 
 __all__ = ["damp_system", "start_pose"]
 
@@ -44,7 +44,7 @@ def start_pose(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, out: Outpu
     return i0
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def damp_system(
     tb: Tables,
     hd: np.ndarray,
