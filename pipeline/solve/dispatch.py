@@ -2,12 +2,12 @@
 
 :func:`solve_frames <pipeline.solve.solver.solve_frames>`, :func:`solve_sequence
 <pipeline.solve.solver.solve_sequence>` and :func:`solve_sequences
-<pipeline.solve.batch.solve_sequences>` all go through here: :func:`prepare_problem`
-decides the engine (``SolverConfig.engine``: 3D observations and calibrated cameras run on
-the compiled engine unless told otherwise, everything else and coupled plans on the numpy
-engine) and builds
-the problem in its precision; :func:`solve_independent` and :func:`solve_chained` run it on
-that engine; :func:`finish` adds the uncertainties (and the smoothing) of the result.
+<pipeline.solve.batch.solve_sequences>` all go through here: :func:`prepare_problem` decides
+the engine (``SolverConfig.engine``: 3D observations and calibrated cameras run on the
+compiled engine unless told otherwise, everything else and coupled plans on the numpy
+engine) and builds the problem in its precision; :func:`solve_independent` and
+:func:`solve_chained` run it on that engine; :func:`finish` adds the uncertainties (and the
+smoothing) of the result.
 """
 
 from __future__ import annotations
