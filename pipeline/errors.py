@@ -27,6 +27,7 @@ OutputError       OSError         an output folder that cannot be written
 ClusterError      RuntimeError    a cluster that cannot be made or keeps no workers
 SessionLockedError RuntimeError   another live run holds the session's lock
 ServerError       RuntimeError    the local Prefect server did not start or answer
+DependencyError   ImportError     an installed library outside the versions kinefit supports
 ================  ==============  ======================================================
 """
 
@@ -38,6 +39,7 @@ __all__ = [
     "CameraError",
     "ClusterError",
     "ConfigError",
+    "DependencyError",
     "DiscoveryError",
     "ExportError",
     "FitError",
@@ -204,3 +206,7 @@ class SessionLockedError(KinefitError, RuntimeError):
 
 class ServerError(KinefitError, RuntimeError):
     """The local Prefect server did not start or answer."""
+
+
+class DependencyError(KinefitError, ImportError):
+    """An installed library's version is outside the range kinefit supports."""

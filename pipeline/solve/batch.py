@@ -19,9 +19,10 @@ import numpy as np
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import ObservationError
 from pipeline.solve.config import SolverConfig
+from pipeline.solve.dispatch import finish, prepare_problem, solve_chained
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
-from pipeline.solve.solver import _prepare, _run_compiled, _temporal, solve_sequence
+from pipeline.solve.solver import solve_sequence
 from pipeline.solve.temporal.model import check_fps
 from pipeline.solve.temporal.uncertainty import FrameMoments
 
@@ -103,16 +104,18 @@ def solve_sequences(
     full = [
         w if w is not None else np.ones(t.shape[:2]) for t, w in zip(targets, weights, strict=True)
     ]
-    prob, _ = _prepare(plan, np.concatenate(targets), np.concatenate(full), config, None)
+    prob, compiled = prepare_problem(
+        plan, np.concatenate(targets), np.concatenate(full), config, None
+    )
     starts = np.cumsum([0, *lengths])
     cold = np.zeros(prob.n_frames, np.bool_)
     cold[starts[:-1]] = True
-    result, moments = _run_compiled(prob, None, chained=True, cold=cold)
+    result, moments = solve_chained(prob, compiled, cold)
     smooth = config.temporal == "smooth"
     out = []
     for a, b in zip(starts[:-1], starts[1:], strict=True):
         sl = slice(int(a), int(b))
         part = None if moments is None else FrameMoments(*(m[sl] for m in moments))
         sub = _part_problem(prob, sl)
-        out.append(_temporal(sub, _part(result, sl), fps, smooth, config.np_dtype, part))
+        out.append(finish(sub, _part(result, sl), fps, smooth, config.np_dtype, part))
     return out

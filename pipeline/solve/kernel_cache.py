@@ -1,6 +1,6 @@
 """numba's disk cache for a package's kernels, stamped with all the sources they are built from.
 
-numba (0.68) stamps the cache of a ``cache=True`` function with a hash of the one file
+numba stamps the cache of a ``cache=True`` function with a hash of the one file
 that defines it. A kernel's cached build also holds the functions it calls or inlines from
 other files and the module-level constants it reads from them (numba freezes globals at
 compile time), so after an edit to those files alone numba keeps loading the old build
@@ -22,6 +22,10 @@ overwrites its index and data files, and after a function of a package is saved,
 files of another stamp in its cache directory (with their data files) are pruned once per
 process, so old builds (including those left by functions that moved to another line) do not
 accumulate.
+
+The locators and the index layout are numba internals, tested with the numba versions of
+:data:`SUPPORTED_NUMBA` (the range ``pyproject.toml`` pins); importing this module with
+another numba raises :class:`~pipeline.errors.DependencyError` (:func:`check_numba`).
 """
 
 from __future__ import annotations
@@ -43,9 +47,45 @@ from numba.core.caching import (
     UserWideCacheLocator,
 )
 
+from pipeline.errors import DependencyError
 from pipeline.provenance.hashing import new_digest
 
-__all__ = ["package_sources", "stamp_package"]
+__all__ = ["SUPPORTED_NUMBA", "check_numba", "package_sources", "stamp_package"]
+
+#: The numba versions this module is tested with: ``(major, minor)`` releases, as
+#: ``pyproject.toml``'s requirement ``numba>=0.68,<0.69`` states them.
+SUPPORTED_NUMBA: tuple[tuple[int, int], ...] = ((0, 68),)
+
+
+def check_numba(version: str | None = None) -> None:
+    """Raise unless numba ``version`` (default: the installed one) is supported.
+
+    Parameters
+    ----------
+    version : str, optional
+        A numba version string such as ``"0.68.1"`` (default: ``numba.__version__``).
+
+    Raises
+    ------
+    DependencyError
+        The version is not one of :data:`SUPPORTED_NUMBA`'s releases: the message names the
+        installed and the supported versions and the command that installs a supported one.
+    """
+    version = numba.__version__ if version is None else version
+    found = re.match(r"(\d+)\.(\d+)", version)
+    if found and (int(found[1]), int(found[2])) in SUPPORTED_NUMBA:
+        return
+    supported = ", ".join(f"{a}.{b}.x" for a, b in SUPPORTED_NUMBA)
+    lo, hi = min(SUPPORTED_NUMBA), max(SUPPORTED_NUMBA)
+    spec = f"numba>={lo[0]}.{lo[1]},<{hi[0]}.{hi[1] + 1}"
+    raise DependencyError(
+        f"numba {version} is installed, but kinefit's compiled solver supports numba "
+        f"{supported} only (its kernel cache relies on numba internals tested there); "
+        f"install a supported one: pip install '{spec}'"
+    )
+
+
+check_numba()
 
 #: Directory of each stamped package: its dotted name.
 _PACKAGES: dict[str, str] = {}

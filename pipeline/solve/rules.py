@@ -3,18 +3,21 @@
 The numpy engine (:mod:`pipeline.solve.numpy`, frames in lockstep lanes of numpy calls)
 and the compiled engine (:mod:`pipeline.solve.compiled`, numba loops one frame at a time)
 implement the same algorithm in two styles; every constant and code they share lives
-here, and each rule names its two implementations:
+here, and each rule names its implementations:
 
 - **Objective**: ``sum_i w_i rho(|r_i|^2) + neutral_weight * sum_k scaler_k (q_k -
   neutral_k)^2``, ``rho`` the robust loss of :data:`LOSS_CODES` (``numpy/forward.py
   evaluate``, ``compiled/forward.py objective``).
 - **Step**: the damped Gauss-Newton step, relative damping ``lam * max(A_ii, 1)`` added
-  after the prior (``numpy/normal.py solve_blocks``, ``compiled/frames.py``); a system
+  after the prior (``numpy/normal.py solve_blocks``, ``compiled/loop.py damp_system``); a system
   that cannot be factored gives a zero step.
-- **Damping**: starts at :func:`initial_damping`; in ``lm`` mode an accepted step (the
-  objective did not rise) multiplies it by :data:`LM_SHRINK` (floored at
-  ``SolverConfig.damping``), a rejected one by :data:`LM_GROW`.
-- **Stop** (:data:`STOP_REASONS`): a frame has *converged* when its applied update is
+- **Accept** (:func:`accepts`): ``gn`` takes every finite step, ``lm`` a finite step that
+  does not raise the objective.
+- **Damping** (:func:`next_damping`): starts at :func:`initial_damping`; in ``lm`` mode an
+  accepted step multiplies it by :data:`LM_SHRINK` (floored at ``SolverConfig.damping``), a
+  rejected one by :data:`LM_GROW`.
+- **Stop** (:func:`stop_reason`, codes :data:`STOP_REASONS`): a frame has *converged* when
+  its applied update is
   under both tolerances (``gn``: every step; ``lm``: an accepted step), when an accepted
   LM step lowers the objective by at most ``cost_tolerance`` relative, or when an LM step
   changes it by at most :data:`FLAT_RTOL` relative (a stationary point in the working
@@ -23,6 +26,12 @@ here, and each rule names its two implementations:
   step (it then keeps its pose and never stops early); otherwise it stops at the
   iteration cap (*max_iterations*). A frame with no observed keypoint reports
   *no_observations* whatever the loop did (its pose is the prior's: neutral).
+
+The accept, damping and stop rules are written once, here, as numba functions: the
+compiled kernels (``compiled/frames.py``, ``compiled/projection.py``) inline them, and the
+numpy engine (``numpy/frames.py``) applies them to all its lanes at once through
+:func:`lane_rules`, the same functions compiled over a loop. Their arithmetic is float64
+in both engines.
 - **Clamp**: box limits clip; a ball's swing wraps to at most pi then projects radially
   onto its cone, with :data:`BALL_SLACK_ULPS` of slack so that the projection is idempotent
   (``numpy/pose.py clamp``, ``compiled/pose.py clamp_into``).
@@ -43,6 +52,9 @@ from __future__ import annotations
 import typing
 from types import MappingProxyType
 from typing import Literal
+
+import numba as nb
+import numpy as np
 
 __all__ = [
     "BALL_SLACK_ULPS",
@@ -66,7 +78,11 @@ __all__ = [
     "STALLED",
     "STOP_REASONS",
     "LossName",
+    "accepts",
     "initial_damping",
+    "lane_rules",
+    "next_damping",
+    "stop_reason",
 ]
 
 #: numba options of every compiled kernel: cached on disk, releases the GIL, numpy's
@@ -131,3 +147,142 @@ def initial_damping(mode: str, damping: float, lm_initial_damping: float) -> flo
     float
     """
     return damping if mode == "gn" else lm_initial_damping
+
+
+@nb.njit(**INLINE)
+def accepts(gn: bool, finite: bool, cost: float, cand: float) -> bool:
+    """The accept/reject test of one step.
+
+    Parameters
+    ----------
+    gn : bool
+        ``mode == "gn"``: every finite step is taken.
+    finite : bool
+        The objective before the step and the stepped pose are finite.
+    cost, cand : float
+        The objective before and after the step (``cand`` is read in ``lm`` mode only).
+
+    Returns
+    -------
+    bool
+        The frame moves to the stepped pose.
+    """
+    return finite and (gn or cand <= cost)
+
+
+@nb.njit(**INLINE)
+def next_damping(gn: bool, lam: float, accepted: bool, floor: float) -> float:
+    """The LM damping after a step: shrunk after an accepted one, grown after a rejected one.
+
+    Parameters
+    ----------
+    gn : bool
+        ``mode == "gn"``: the damping stays ``lam``.
+    lam : float
+        The relative damping of the step.
+    accepted : bool
+        :func:`accepts`' answer.
+    floor : float
+        ``SolverConfig.damping``: shrinking never goes below it.
+
+    Returns
+    -------
+    float
+    """
+    if gn:
+        return lam
+    return max(lam * LM_SHRINK, floor) if accepted else lam * LM_GROW
+
+
+@nb.njit(**INLINE)
+def stop_reason(
+    gn: bool,
+    finite: bool,
+    small: bool,
+    accepted: bool,
+    cost: float,
+    cand: float,
+    lam: float,
+    cost_tolerance: float,
+) -> tuple[int, bool]:
+    """The stop decision after one step (the module docstring's **Stop** rule).
+
+    Parameters
+    ----------
+    gn, finite, cost, cand
+        As :func:`accepts`' (``cand`` is read in ``lm`` mode only).
+    small : bool
+        The applied update is under both tolerances.
+    accepted : bool
+        :func:`accepts`' answer.
+    lam : float
+        The damping after the step (:func:`next_damping`).
+    cost_tolerance : float
+        ``SolverConfig.cost_tolerance``.
+
+    Returns
+    -------
+    reason : int
+        The frame's ``stop_reason`` (:data:`STOP_REASONS`) if it stops now or at the cap.
+    done : bool
+        The frame stops now. A step that is not finite reports *stalled* but never stops
+        the frame: it keeps its pose and goes on to the iteration cap.
+    """
+    if not finite:
+        return STALLED, False
+    if gn:
+        if small:
+            return CONVERGED, True
+        return MAX_ITERATIONS, False
+    ref = max(cost, FLAT_FLOOR)
+    flat = abs(cost - cand) <= FLAT_RTOL * ref
+    gain = accepted and cost - cand <= cost_tolerance * ref
+    if (accepted and small) or flat or gain:
+        return CONVERGED, True
+    if lam > LM_MAX_DAMPING:
+        return STALLED, True
+    return MAX_ITERATIONS, False
+
+
+@nb.njit(**JIT)
+def lane_rules(
+    gn: bool,
+    finite: np.ndarray,
+    small: np.ndarray,
+    cost: np.ndarray,
+    cand: np.ndarray,
+    lam: np.ndarray,
+    floor: float,
+    cost_tolerance: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`accepts`, :func:`next_damping` and :func:`stop_reason` on every lane.
+
+    Parameters
+    ----------
+    gn, floor, cost_tolerance
+        As those functions take them.
+    finite, small : (L,) bool
+    cost, cand, lam : (L,) float
+        Per lane, as those functions take them (float32 is widened exactly).
+
+    Returns
+    -------
+    accepted : (L,) bool
+    lam : (L,) array
+        The damping after the step, in ``lam``'s dtype.
+    reason : (L,) int8
+    done : (L,) bool
+    """
+    n = lam.shape[0]
+    accepted = np.empty(n, np.bool_)
+    new_lam = np.empty_like(lam)
+    reason = np.empty(n, np.int8)
+    done = np.empty(n, np.bool_)
+    for i in range(n):
+        c, d = float(cost[i]), float(cand[i])
+        a = accepts(gn, finite[i], c, d)
+        la = next_damping(gn, float(lam[i]), a, floor)
+        reason[i], done[i] = stop_reason(gn, finite[i], small[i], a, c, d, la, cost_tolerance)
+        accepted[i] = a
+        new_lam[i] = la
+    return accepted, new_lam, reason, done

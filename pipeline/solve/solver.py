@@ -4,8 +4,9 @@
 calibrated cameras to the compiled engine (:mod:`pipeline.solve.compiled`, one frame at a
 time; cameras: :mod:`pipeline.solve.compiled.projection`) unless ``SolverConfig.engine``
 says otherwise, and everything else (other 2D mappers, ``engine="numpy"``) to the numpy
-engine. A coupled plan (driven axes or couplings) runs on the numpy engine: the compiled
-one does not evaluate coupling functions, so asking for it explicitly is an error.
+engine, through :mod:`pipeline.solve.dispatch` (as ``solve_sequences`` does). A coupled
+plan (driven axes or couplings) runs on the numpy engine: the compiled one does not
+evaluate coupling functions, so asking for it explicitly is an error.
 
 The numpy engine is :mod:`pipeline.solve.numpy` (frames in lockstep lanes); the rules
 both engines share are :mod:`pipeline.solve.rules`.
@@ -23,91 +24,15 @@ from dataclasses import fields, replace
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
-from pipeline.errors import ConfigError
 from pipeline.solve.config import SolverConfig
-from pipeline.solve.mappers import CalibratedCameras, Identity3D, as_mapper
-from pipeline.solve.numpy.frames import frames_in_lanes, sequence_in_lanes
-from pipeline.solve.numpy.pose import Pose, clamp, cold_pose, diagnostics, empty_pose, initial_pose
-from pipeline.solve.problem import Problem, prepare
+from pipeline.solve.dispatch import finish, prepare_problem, solve_chained, solve_independent
+from pipeline.solve.numpy.pose import Pose, clamp, diagnostics, empty_pose, initial_pose
+from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
-from pipeline.solve.temporal.annotate import annotate
 from pipeline.solve.temporal.model import check_fps
 from pipeline.solve.temporal.uncertainty import FrameMoments
 
 __all__ = ["solve_frames", "solve_sequence"]
-
-
-def _compiled(config: SolverConfig, mapper) -> bool:
-    """Whether a problem runs on the compiled engine (``SolverConfig.engine``)."""
-    engine = config.engine
-    direct = isinstance(mapper, Identity3D | CalibratedCameras)
-    if engine == "compiled" and not direct:
-        raise ConfigError(
-            f"SolverConfig.engine: 'compiled' solves 3D observations and calibrated cameras "
-            f"only, not {type(mapper).__name__}; use 'auto' or 'numpy'"
-        )
-    return engine == "compiled" or (engine == "auto" and direct)
-
-
-def _coupled_engine(plan: BodyPlan, config: SolverConfig) -> SolverConfig:
-    """``config`` on the numpy engine for a coupled plan; ``engine="compiled"`` refused.
-
-    The compiled engine does not evaluate coupling functions.
-    """
-    if not plan.coupled:
-        return config
-    if config.engine == "compiled":
-        raise ConfigError(
-            f"SolverConfig.engine: 'compiled' does not evaluate driven axes or couplings, "
-            f"and body plan {plan.name or plan.source or '<plan>'!r} has them; use 'auto' "
-            "or 'numpy'"
-        )
-    return replace(config, engine="numpy")
-
-
-def _prepare(plan, targets, weights, config: SolverConfig, mapper) -> tuple[Problem, bool]:
-    """The problem, in float64 for the compiled engine; and whether that engine runs it."""
-    config = _coupled_engine(plan, config)
-    mapper = as_mapper(mapper)
-    compiled = _compiled(config, mapper)
-    if compiled:  # float64 results: uncertainties from unrounded poses; rounded at the end
-        return prepare(plan, targets, weights, replace(config, dtype="float64"), mapper), True
-    return prepare(plan, targets, weights, config, mapper), False
-
-
-def _run_compiled(
-    prob: Problem, start: Pose | None, chained: bool, cold: np.ndarray | None = None
-) -> tuple[FitResult, FrameMoments | None]:
-    """Solve on the compiled engine, from ``start`` or (None) cold from the neutral pose.
-
-    Returns the result and, for 3D observations, the kernel's uncertainty inputs.
-    """
-    from pipeline.solve.compiled import solve_compiled  # numba loads on first use only
-
-    if isinstance(prob.mapper, CalibratedCameras):  # projection rows per view (issue 20)
-        from pipeline.solve.compiled.projection import solve_projected
-
-        return solve_projected(prob, start, chained, cold)
-    cfg, model = prob.config, prob.model
-    kabsch = start is None and cfg.cold_root == "kabsch" and model.free_base
-    if start is None:  # one start pose for all; the kernel fits each frame's root
-        q, _ = clamp(model, model.neutral[None].astype(model.dtype))
-        start = Pose(np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0, 0.0]]), q)
-    velocity = cfg.warm_start == "velocity"
-    return solve_compiled(
-        prob, start.q, start.root_pos, start.root_quat, chained, velocity, kabsch, cold
-    )
-
-
-def _frames_from(
-    prob: Problem, compiled: bool, start: Pose | None
-) -> tuple[FitResult, FrameMoments | None]:
-    """Every frame solved independently from ``start`` (None: cold)."""
-    if compiled:
-        return _run_compiled(prob, start, chained=False)
-    if start is None:
-        start = cold_pose(prob, np.arange(prob.n_frames))
-    return frames_in_lanes(prob, start), None
 
 
 def _pose_of(result: FitResult, dtype) -> Pose:
@@ -183,15 +108,15 @@ def solve_frames(
     FitResult
     """
     config = config or SolverConfig()
-    prob, compiled = _prepare(plan, targets, weights, config, mapper)
+    prob, compiled = prepare_problem(plan, targets, weights, config, mapper)
     start = initial_pose(prob, initial) if initial is not None else None
-    result, moments = _frames_from(prob, compiled, start)
+    result, moments = solve_independent(prob, compiled, start)
     for k in range(1, config.restarts + 1 if prob.n_frames else 1):
-        again, more = _frames_from(
+        again, more = solve_independent(
             prob, compiled, _restart_pose(prob, _pose_of(result, prob.model.dtype), k)
         )
         result, moments = _better(result, moments, again, more)
-    return _temporal(prob, result, None, False, config.np_dtype, moments)
+    return finish(prob, result, None, False, config.np_dtype, moments)
 
 
 def solve_sequence(
@@ -228,23 +153,12 @@ def solve_sequence(
     config = config or SolverConfig()
     if config.temporal == "smooth":
         check_fps(fps)
-    prob, compiled = _prepare(plan, targets, weights, config, mapper)
+    prob, compiled = prepare_problem(plan, targets, weights, config, mapper)
     t = prob.n_frames
     if t == 0:
         none = np.zeros(0, np.int8)
         empty = np.zeros((0, plan.n_dofs), bool)
         out = diagnostics(prob, empty_pose(prob.model, 0), np.zeros(0, np.int32), none, empty)
-        return _temporal(prob, out, fps, False, config.np_dtype)
-    if compiled:
-        result, moments = _run_compiled(prob, None, chained=True)
-    else:
-        result, moments = sequence_in_lanes(prob), None
-    smooth = config.temporal == "smooth"
-    return _temporal(prob, result, fps, smooth, config.np_dtype, moments)
-
-
-def _temporal(
-    prob: Problem, result: FitResult, fps, smooth: bool, dtype, moments=None
-) -> FitResult:
-    """``result`` with uncertainties (:func:`pipeline.solve.temporal.annotate.annotate`)."""
-    return annotate(prob, result, fps, smooth, moments).astype(dtype)
+        return finish(prob, out, fps, False, config.np_dtype)
+    result, moments = solve_chained(prob, compiled)
+    return finish(prob, result, fps, config.temporal == "smooth", config.np_dtype, moments)

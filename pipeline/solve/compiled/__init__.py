@@ -2,16 +2,17 @@
 
 The numpy engine (:mod:`pipeline.solve.numpy`) runs many frames in lockstep so that each
 numpy call is wide; its cost is bound by numpy's per-call and per-temporary overhead on
-small arrays. This engine runs the same algorithm (:mod:`pipeline.solve.rules`) one frame
-at a time in compiled loops: forward kinematics joint by joint (``forward``), the normal
+small arrays. This engine runs the same algorithm (:mod:`pipeline.solve.rules`) one frame at
+a time in compiled loops: forward kinematics joint by joint (``forward``), the normal
 equations from subtree moments and a leaves-first factorization of the tree-sparse normal
 matrix (``normal``), pose updates and diagnostics (``pose``), the iteration loop
-(``frames``), with the kernel's inputs, settings, scratch and outputs as named bundles
-(``bundles``). Kernels compile on first use (about a minute and a half on 2 cores in
-a fresh environment) and are cached on disk (numba's ``cache=True``), so later processes load
-them (about 0.5 s);
-:func:`warm_up` does either up front, outside any timed region: once at start-up and on
-every dask worker when a cluster starts (``pipeline.cluster.plugins.SolverPreload``).
+(``frames``; ``projection`` for calibrated cameras; what both share in ``loop``, the accept,
+damping and stop rules in :mod:`pipeline.solve.rules`), with the kernels' inputs, settings,
+scratch and outputs as named bundles (``bundles``). Kernels compile on first use (about a
+minute and a half on 2 cores in a fresh environment) and are cached on disk (numba's
+``cache=True``), so later processes load them (about 0.5 s); :func:`warm_up` does either up
+front, outside any timed region: once at start-up and on every dask worker when a cluster
+starts (``pipeline.cluster.plugins.SolverPreload``).
 
 Cache: a cached kernel is reused only while none of the files it is built from changed:
 this package's ``*.py`` and the project modules they import (``pipeline/solve/rules.py``,

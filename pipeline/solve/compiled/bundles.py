@@ -1,10 +1,12 @@
 """The named bundles the compiled kernel takes, built in one place.
 
-:func:`pipeline.solve.compiled.frames.solve_frames_kernel` takes the body plan's
-:class:`~pipeline.solve.compiled.tables.Tables` and four bundles: :class:`Inputs` (targets,
-weights, start poses), :class:`Settings` (the solver settings as plain scalars),
+:func:`pipeline.solve.compiled.frames.solve_frames_kernel` (3D) and the projection kernel
+(:mod:`pipeline.solve.compiled.projection`) take the body plan's
+:class:`~pipeline.solve.compiled.tables.Tables` and the same four bundles: :class:`Inputs`
+(targets, weights, start poses), :class:`Settings` (the solver settings as plain scalars),
 :class:`Workspace` (every scratch buffer of one frame's solve, allocated once per call)
-and :class:`Outputs` (the per-frame results). Each has a builder here.
+and :class:`Outputs` (the per-frame results); the projection kernel takes the cameras and
+:class:`PixelScratch` besides. Each has a builder here.
 """
 
 from __future__ import annotations
@@ -17,7 +19,17 @@ from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.rules import LOSS_CODES, initial_damping
 
-__all__ = ["Inputs", "Outputs", "Settings", "Workspace", "outputs", "settings", "workspace"]
+__all__ = [
+    "Inputs",
+    "Outputs",
+    "PixelScratch",
+    "Settings",
+    "Workspace",
+    "outputs",
+    "pixel_scratch",
+    "settings",
+    "workspace",
+]
 
 
 class Inputs(NamedTuple):
@@ -25,9 +37,9 @@ class Inputs(NamedTuple):
 
     Attributes
     ----------
-    obs : (T, J, 3)
-        Targets, ignored where ``weight`` is 0.
-    weight : (T, J)
+    obs : (T, J, 3) or (T, C, J, 2)
+        Targets (3D, or pixels of ``C`` cameras), ignored where ``weight`` is 0.
+    weight : (T, J) or (T, C, J)
         Observation weights times joint weight scalers, 0 where missing.
     init_q, init_root_pos, init_root_quat : (T0, N), (T0, 3), (T0, 4)
         Starting poses, already clamped: one per frame, or one for all (``T0 == 1``).
@@ -118,7 +130,10 @@ class Outputs(NamedTuple):
 
     ``stats`` holds keypoint RMS, largest residual, number of observed keypoints and the
     objective of the solution; ``information``, ``inverse`` and ``moments`` are
-    :func:`~pipeline.solve.compiled.precision.frame_precision`'s at it.
+    :func:`~pipeline.solve.compiled.precision.frame_precision`'s at it. The projection
+    kernel fills the pose, iterations, stop reason, clamp activity and the uncertainty
+    fields only; its keypoint fields and ``stats`` have no rows
+    (:func:`outputs` with ``keypoints=False``).
     """
 
     dof_value: np.ndarray  # (T, N)
@@ -134,6 +149,16 @@ class Outputs(NamedTuple):
     information: np.ndarray  # (T, n_state) diagonal of J^T W J
     inverse: np.ndarray  # (T, n_state) diagonal of (J^T W J + P)^-1
     moments: np.ndarray  # (T, 3) sum w r^2, sum w, residual rows
+
+
+class PixelScratch(NamedTuple):
+    """Scratch of the projection kernel for ``C`` cameras (see its functions)."""
+
+    res: np.ndarray  # (C, J, 2) pixel residuals
+    weff: np.ndarray  # (C, J) effective weights
+    pj: np.ndarray  # (C, J, 2, 3) projection Jacobians
+    phi: np.ndarray  # (J + 1, 6, 6) screw blocks below each joint
+    gm: np.ndarray  # (J + 1, 6) gradients below each joint
 
 
 def settings(
@@ -208,8 +233,8 @@ def workspace(tb: Tables) -> Workspace:
     )
 
 
-def outputs(tb: Tables, t: int) -> Outputs:
-    """Result buffers of ``t`` frames."""
+def outputs(tb: Tables, t: int, keypoints: bool = True) -> Outputs:
+    """Result buffers of ``t`` frames (without ``keypoints``: keypoint fields of no rows)."""
     nj = tb.parent.shape[0]
     n = tb.dof_type.shape[0]
     ns = tb.n_root + n
@@ -217,14 +242,26 @@ def outputs(tb: Tables, t: int) -> Outputs:
         dof_value=np.empty((t, n)),
         root_position=np.empty((t, 3)),
         root_orientation=np.empty((t, 4)),
-        joint_rotation=np.empty((t, nj, 4)),
-        fitted_position=np.empty((t, nj, 3)),
-        residual=np.empty((t, nj)),
+        joint_rotation=np.empty((t if keypoints else 0, nj, 4)),
+        fitted_position=np.empty((t if keypoints else 0, nj, 3)),
+        residual=np.empty((t if keypoints else 0, nj)),
         iterations=np.zeros(t, np.int32),
         stop_reason=np.zeros(t, np.int8),
         limit_active=np.zeros((t, n), np.bool_),
-        stats=np.zeros((t, 4)),
+        stats=np.zeros((t if keypoints else 0, 4)),
         information=np.zeros((t, ns)),
         inverse=np.zeros((t, ns)),
         moments=np.zeros((t, 3)),
+    )
+
+
+def pixel_scratch(tb: Tables, n_cameras: int) -> PixelScratch:
+    """Projection scratch for the plan of ``tb`` seen by ``n_cameras`` cameras."""
+    nj = tb.parent.shape[0]
+    return PixelScratch(
+        res=np.empty((n_cameras, nj, 2)),
+        weff=np.empty((n_cameras, nj)),
+        pj=np.zeros((n_cameras, nj, 2, 3)),
+        phi=np.empty((nj + 1, 6, 6)),
+        gm=np.empty((nj + 1, 6)),
     )

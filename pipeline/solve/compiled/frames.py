@@ -1,9 +1,10 @@
 """The compiled per-frame Gauss-Newton / Levenberg-Marquardt loop.
 
 Semantics are the numpy engine's (:mod:`pipeline.solve.numpy.frames`), one frame at a
-time, under the rules of :mod:`pipeline.solve.rules`: QuickIK's damped Gauss-Newton step
-with the neutral prior, clamp on write, the stopping rule on the applied update, no step
-for a singular system, and the LM acceptance rule. A sequence runs frame after frame, each
+time, under the rules of :mod:`pipeline.solve.rules` (its accept, damping and stop
+functions, shared with the numpy engine and the projection kernel): QuickIK's damped
+Gauss-Newton step with the neutral prior (:func:`.loop.damp_system`), clamp on write, no
+step for a singular system. A sequence runs frame after frame, each
 starting from the previous solution (or a constant-velocity prediction) with unbounded
 angles wrapped, so no warm-up frames are needed. Arithmetic is float64 whatever the
 caller's dtype: scalar code gains nothing from float32.
@@ -17,6 +18,7 @@ import numba as nb
 
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
 from pipeline.solve.compiled.forward import advance_half_angles, fk, fk_half, half_angles, objective
+from pipeline.solve.compiled.loop import damp_system, start_pose
 from pipeline.solve.compiled.normal import assemble, solve_tree
 from pipeline.solve.compiled.pose import (
     apply_step,
@@ -25,22 +27,17 @@ from pipeline.solve.compiled.pose import (
     fill,
     kabsch_start,
     local_quats,
-    warm_start,
 )
 from pipeline.solve.compiled.precision import frame_precision
 from pipeline.solve.compiled.so3 import quat_to_matrix
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import (
-    CONVERGED,
-    FLAT_FLOOR,
-    FLAT_RTOL,
     JIT,
-    LM_GROW,
-    LM_MAX_DAMPING,
-    LM_SHRINK,
     MAX_ITERATIONS,
     NO_OBSERVATIONS,
-    STALLED,
+    accepts,
+    next_damping,
+    stop_reason,
 )
 
 __all__ = ["solve_frames_kernel"]
@@ -48,26 +45,9 @@ __all__ = ["solve_frames_kernel"]
 
 @nb.njit(**JIT)
 def _start(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, out: Outputs, t: int) -> None:
-    """Load frame ``t``'s start pose into ``ws.q``, ``ws.rp``, ``ws.rq``."""
-    if cfg.chained and not inp.cold[t]:
-        warm_start(
-            tb,
-            out.dof_value,
-            out.root_position,
-            out.root_orientation,
-            t,
-            cfg.velocity and t >= 2 and not inp.cold[t - 1],
-            ws.q,
-            ws.rp,
-            ws.rq,
-            ws.act_new,
-        )
-        return
-    i0 = 0 if inp.init_q.shape[0] == 1 else t
-    copy(inp.init_q[i0], ws.q)
-    copy(inp.init_root_pos[i0], ws.rp)
-    copy(inp.init_root_quat[i0], ws.rq)
-    if cfg.kabsch and tb.n_root:
+    """:func:`.loop.start_pose`, then a rigid fit of a cold start's root (``cfg.kabsch``)."""
+    i0 = start_pose(tb, inp, cfg, ws, out, t)
+    if i0 >= 0 and cfg.kabsch and tb.n_root:
         if ws.local_of[0] != i0:  # keypoints of this start pose, root at the origin
             fk(tb, ws.q, ws.origin, ws.eye, False, ws.rot, ws.org, ws.local, ws.axes,
                ws.pivots, ws.tmp, ws.half)  # fmt: skip
@@ -96,11 +76,8 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         uncertainty inputs at the solution
         (:func:`~pipeline.solve.compiled.precision.frame_precision`).
     """
-    nr = tb.n_root
-    n = tb.dof_type.shape[0]
     prior = cfg.neutral_weight * tb.prior_scale
-    nw, loss, scale = cfg.neutral_weight, cfg.loss, cfg.loss_scale
-    angle_floor = cfg.angle_floor
+    nw, loss, scale, gn = cfg.neutral_weight, cfg.loss, cfg.loss_scale, cfg.gn
     rot, org, pos, axes, pivots, tmp = ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp
     res, weff, root_rot = ws.res, ws.weff, ws.root_rot
     for t in range(inp.weight.shape[0]):
@@ -121,54 +98,33 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
             cost = objective(tb, pos, obs_t, w_t, q, nw, loss, scale, res, weff)
             assemble(tb, pos, axes, pivots, rp, res, weff, ws.mom, ws.xi, ws.hd, ws.hc, ws.hr,
                      ws.g)  # fmt: skip
-            hd, g = ws.hd, ws.g
-            for s in range(nr):  # relative damping (after the prior on DOFs)
-                hd[s] += lam * max(hd[s], 1.0 if s < 3 else angle_floor)
-            for k in range(n):
-                s = nr + k
-                d = hd[s] + prior[k]
-                hd[s] = d + lam * max(d, angle_floor if tb.angular[k] else 1.0)
-                g[s] -= prior[k] * (q[k] - tb.neutral[k])
-            solve_tree(tb, hd, ws.hc, ws.hr, g, ws.step)  # a failed system: a zero step
+            damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor)
+            solve_tree(tb, ws.hd, ws.hc, ws.hr, ws.g, ws.step)  # a failed system: a zero step
             max_pos, max_ang, finite = apply_step(
                 tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
             )
             advance_half_angles(q, q_new, half, half_new)
-            if not (finite and math.isfinite(cost)):
-                fill(act, False)  # keep the pose; never done
-                reason = STALLED
-                if not cfg.gn:
-                    lam *= LM_GROW  # as a rejected step
-                continue
-            reason = MAX_ITERATIONS
+            ok = finite and math.isfinite(cost)
             small = max_pos < cfg.position_tolerance and max_ang < cfg.angle_tolerance
-            accept = True
-            if cfg.gn:
-                if small:
-                    reason = CONVERGED
-            else:
+            cand = cost
+            if ok and not gn:
                 quat_to_matrix(rq_new, root_rot)
                 fk_half(tb, q_new, half_new, rp_new, root_rot, False, rot, org, pos, axes,
                         pivots, tmp)  # fmt: skip
                 cand = objective(tb, pos, obs_t, w_t, q_new, nw, loss, scale, res, weff)
-                accept = cand <= cost
-                lam = max(lam * LM_SHRINK, cfg.damping) if accept else lam * LM_GROW
-                ref = max(cost, FLAT_FLOOR)
-                flat = abs(cost - cand) <= FLAT_RTOL * ref
-                gain = accept and cost - cand <= cfg.cost_tolerance * ref
-                if (accept and small) or flat or gain:
-                    reason = CONVERGED
-                elif lam > LM_MAX_DAMPING:
-                    reason = STALLED
-            if accept:
+            accepted = accepts(gn, ok, cost, cand)
+            lam = next_damping(gn, lam, accepted, cfg.damping)
+            reason, done = stop_reason(gn, ok, small, accepted, cost, cand, lam,
+                                       cfg.cost_tolerance)  # fmt: skip
+            if accepted:
                 q, q_new = q_new, q
                 rp, rp_new = rp_new, rp
                 rq, rq_new = rq_new, rq
                 act, act_new = act_new, act
                 half, half_new = half_new, half
             else:
-                fill(act, False)
-            if reason != MAX_ITERATIONS:
+                fill(act, False)  # the pose is kept
+            if done:
                 break
         copy(q, out.dof_value[t])
         copy(rp, out.root_position[t])
@@ -183,7 +139,5 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         diagnostics(fit, obs_t, w_t, out.residual[t], stats)
         stats[3] = objective(tb, fit, obs_t, w_t, q, nw, loss, scale, res, weff)
         if cfg.uncertainty:
-            frame_precision(tb, fit, axes, pivots, rp, res, weff, prior, ws.mom, ws.xi,
-                            ws.hd, ws.hc, ws.hr, ws.g, ws.zd, ws.zc, ws.zr, out.information[t],
-                            out.inverse[t], out.moments[t])  # fmt: skip
+            frame_precision(tb, ws, out, t, prior)
         out.stop_reason[t] = NO_OBSERVATIONS if stats[2] == 0 else reason

@@ -23,6 +23,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
+from pipeline.solve.compiled.bundles import Outputs, Workspace
 from pipeline.solve.compiled.normal import assemble, factor_tree
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import JIT
@@ -145,45 +146,26 @@ def precision_of(
 
 
 @nb.njit(**JIT)
-def frame_precision(
-    tb: Tables,
-    pos: np.ndarray,
-    axes: np.ndarray,
-    pivots: np.ndarray,
-    root_pos: np.ndarray,
-    res: np.ndarray,
-    weff: np.ndarray,
-    prior: np.ndarray,
-    mom: np.ndarray,
-    xi: np.ndarray,
-    hd: np.ndarray,
-    hc: np.ndarray,
-    hr: np.ndarray,
-    g: np.ndarray,
-    zd: np.ndarray,
-    zc: np.ndarray,
-    zr: np.ndarray,
-    information: np.ndarray,
-    inverse: np.ndarray,
-    moments: np.ndarray,
-) -> None:
-    """The uncertainty inputs of one fitted frame of 3D observations.
+def frame_precision(tb: Tables, ws: Workspace, out: Outputs, t: int, prior: np.ndarray) -> None:
+    """The uncertainty inputs of fitted frame ``t`` of 3D observations.
 
     Parameters
     ----------
     tb : Tables
-    pos, axes, pivots, root_pos : the fitted pose's keypoints, DOF axes and pivots, root
-    res, weff : (J, 3), (J,)
-        Residuals and effective (robust) weights at that pose.
+    ws : Workspace
+        ``axes``, ``pivots``, ``res`` and ``weff`` at the fitted pose (its forward
+        kinematics and objective); the normal-system buffers are scratch.
+    out : Outputs
+        Holds the fitted pose's ``root_position[t]`` and ``fitted_position[t]``; fills
+        ``information[t]`` and ``inverse[t]`` (as :func:`precision_of`'s) and
+        ``moments[t]``: ``sum w |r|^2``, ``sum w`` and the number of observed residual rows.
+    t : int
     prior : (N,)
         The neutral prior's diagonal.
-    mom, xi, hd, hc, hr, g, zd, zc, zr : scratch
-    information, inverse : (n_state,) out
-        As :func:`precision_of`'s.
-    moments : (3,) out
-        ``sum w |r|^2``, ``sum w`` and the number of observed residual rows.
     """
-    assemble(tb, pos, axes, pivots, root_pos, res, weff, mom, xi, hd, hc, hr, g)
+    res, weff = ws.res, ws.weff
+    assemble(tb, out.fitted_position[t], ws.axes, ws.pivots, out.root_position[t], res, weff,
+             ws.mom, ws.xi, ws.hd, ws.hc, ws.hr, ws.g)  # fmt: skip
     wr2 = 0.0
     wsum = 0.0
     rows = 0.0
@@ -193,5 +175,7 @@ def frame_precision(
             wr2 += w * (res[j, 0] ** 2 + res[j, 1] ** 2 + res[j, 2] ** 2)
             wsum += w
             rows += 3.0
+    moments = out.moments[t]
     moments[0], moments[1], moments[2] = wr2, wsum, rows
-    precision_of(tb, prior, hd, hc, hr, zd, zc, zr, information, inverse)
+    precision_of(tb, prior, ws.hd, ws.hc, ws.hr, ws.zd, ws.zc, ws.zr, out.information[t],
+                 out.inverse[t])  # fmt: skip

@@ -10,9 +10,10 @@ view's residual). The isotropic subtree moments of :mod:`.normal` do not apply; 
 every keypoint's ``6x6`` screw block ``A^T M A`` (``A = [-[p]x, I]``, positions relative
 to the root) and ``A^T b = (p x b, b)`` are summed up the tree, and the entries of two
 coordinates on one path are ``xi_k^T Phi_l xi_l`` as there, so :func:`.normal.solve_tree`
-factors the same sparse system. The loop is :mod:`.frames`' (same rules, same LM
-acceptance); the cold root pose and the diagnostics come from the numpy engine, so
-results equal :mod:`pipeline.solve.numpy`'s to round-off.
+factors the same sparse system. The loop is :mod:`.frames`' (the same bundles, start,
+damping and :mod:`pipeline.solve.rules` accept/damping/stop functions); the cold root
+pose and the diagnostics come from the numpy engine, so results equal
+:mod:`pipeline.solve.numpy`'s to round-off.
 """
 
 from __future__ import annotations
@@ -22,12 +23,23 @@ import math
 import numba as nb
 import numpy as np
 
-from pipeline.cameras.projection import pack
-from pipeline.solve.compiled.bundles import settings, workspace
+from pipeline.cameras.projection import CameraArrays, pack
+from pipeline.solve.compiled.bundles import (
+    Inputs,
+    Outputs,
+    PixelScratch,
+    Settings,
+    Workspace,
+    outputs,
+    pixel_scratch,
+    settings,
+    workspace,
+)
 from pipeline.solve.compiled.forward import fk
 from pipeline.solve.compiled.lens import project_point
+from pipeline.solve.compiled.loop import damp_system, start_pose
 from pipeline.solve.compiled.normal import solve_tree
-from pipeline.solve.compiled.pose import apply_step, copy, fill, warm_start
+from pipeline.solve.compiled.pose import apply_step, copy, fill
 from pipeline.solve.compiled.precision import precision_of
 from pipeline.solve.compiled.so3 import quat_to_matrix
 from pipeline.solve.compiled.tables import tables
@@ -36,16 +48,12 @@ from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
 from pipeline.solve.rules import (
     CAUCHY,
-    CONVERGED,
-    FLAT_FLOOR,
-    FLAT_RTOL,
     HUBER,
     JIT,
-    LM_GROW,
-    LM_MAX_DAMPING,
-    LM_SHRINK,
     MAX_ITERATIONS,
-    STALLED,
+    accepts,
+    next_damping,
+    stop_reason,
 )
 from pipeline.solve.temporal.uncertainty import FrameMoments
 
@@ -193,16 +201,18 @@ def assemble_px(tb, pos, axes, pivots, root_pos, res, weff, pj, phi, gm, xi, f, 
 
 
 @nb.njit(**JIT)
-def _precision_px(tb, cam, q, rp, rq, obs_t, w_t, cfg, ws, buf, info, inv, mom) -> None:
-    """:func:`.precision.frame_precision` for projection rows, at the pose ``q, rp, rq``."""
-    res, weff, pj, phi, gm = buf
+def _precision_px(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch,
+                  out: Outputs, t: int) -> None:  # fmt: skip
+    """:func:`.precision.frame_precision` for projection rows, at frame ``t``'s pose in ``out``."""
+    res, weff, pj = px.res, px.weff, px.pj
+    q, rp = out.dof_value[t], out.root_position[t]
     prior = cfg.neutral_weight * tb.prior_scale
-    quat_to_matrix(rq, ws.root_rot)
+    quat_to_matrix(out.root_orientation[t], ws.root_rot)
     fk(tb, q, rp, ws.root_rot, True, ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp,
        ws.half)  # fmt: skip
-    objective_px(tb, cam, ws.pos, obs_t, w_t, q, cfg.neutral_weight, cfg.loss,
+    objective_px(tb, cam, ws.pos, inp.obs[t], inp.weight[t], q, cfg.neutral_weight, cfg.loss,
                  cfg.loss_scale, res, weff, pj)  # fmt: skip
-    assemble_px(tb, ws.pos, ws.axes, ws.pivots, rp, res, weff, pj, phi, gm, ws.xi, ws.f,
+    assemble_px(tb, ws.pos, ws.axes, ws.pivots, rp, res, weff, pj, px.phi, px.gm, ws.xi, ws.f,
                 ws.hd, ws.hc, ws.hr, ws.g)  # fmt: skip
     wr2 = wsum = rows = 0.0
     for c in range(weff.shape[0]):
@@ -212,41 +222,31 @@ def _precision_px(tb, cam, q, rp, rq, obs_t, w_t, cfg, ws, buf, info, inv, mom) 
                 wr2 += w * (res[c, j, 0] ** 2 + res[c, j, 1] ** 2)
                 wsum += w
                 rows += 2.0
+    mom = out.moments[t]
     mom[0], mom[1], mom[2] = wr2, wsum, rows
-    precision_of(tb, prior, ws.hd, ws.hc, ws.hr, ws.zd, ws.zc, ws.zr, info, inv)
+    precision_of(tb, prior, ws.hd, ws.hc, ws.hr, ws.zd, ws.zc, ws.zr, out.information[t],
+                 out.inverse[t])  # fmt: skip
 
 
 @nb.njit(**JIT)
-def _kernel(tb, cam, obs, w, q0, rp0, rq0, cold, cfg, ws, buf, out_q, out_rp, out_rq, out_it,
-            out_reason, out_act, out_info, out_inv, out_mom):  # fmt: skip
-    """:func:`.frames.solve_frames_kernel`'s loop on the projected objective."""
-    nr = tb.n_root
-    n = tb.dof_type.shape[0]
+def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch,
+            out: Outputs) -> None:  # fmt: skip
+    """:func:`.frames.solve_frames_kernel`'s loop on the projected objective.
+
+    Takes that kernel's bundles (pixel ``inp``; ``out`` without keypoint rows), the packed
+    cameras ``cam`` and their scratch ``px``; fills the pose, ``iterations``,
+    ``stop_reason``, ``limit_active`` and, with ``cfg.uncertainty``, the uncertainty inputs.
+    """
     prior = cfg.neutral_weight * tb.prior_scale
-    nw, loss, scale, angle_floor = cfg.neutral_weight, cfg.loss, cfg.loss_scale, cfg.angle_floor
-    res, weff, pj, phi, gm = buf
-    rot, org, pos, axes, pivots, tmp, half = (
-        ws.rot,
-        ws.org,
-        ws.pos,
-        ws.axes,
-        ws.pivots,
-        ws.tmp,
-        ws.half,
-    )
-    root_rot = ws.root_rot
-    for t in range(obs.shape[0]):
-        if cfg.chained and not cold[t]:
-            velo = cfg.velocity and t >= 2 and not cold[t - 1]
-            warm_start(tb, out_q, out_rp, out_rq, t, velo, ws.q, ws.rp, ws.rq, ws.act_new)
-        else:
-            i0 = 0 if q0.shape[0] == 1 else t
-            copy(q0[i0], ws.q)
-            copy(rp0[i0], ws.rp)
-            copy(rq0[i0], ws.rq)
+    nw, loss, scale, gn = cfg.neutral_weight, cfg.loss, cfg.loss_scale, cfg.gn
+    res, weff, pj, phi, gm = px.res, px.weff, px.pj, px.phi, px.gm
+    rot, org, pos, axes, pivots, tmp = ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp
+    half, root_rot = ws.half, ws.root_rot
+    for t in range(inp.weight.shape[0]):
+        start_pose(tb, inp, cfg, ws, out, t)
         q, rp, rq, act = ws.q, ws.rp, ws.rq, ws.act
         q_new, rp_new, rq_new, act_new = ws.q_new, ws.rp_new, ws.rq_new, ws.act_new
-        obs_t, w_t = obs[t], w[t]
+        obs_t, w_t = inp.obs[t], inp.weight[t]
         lam = cfg.lam0
         fill(act, False)
         reason = MAX_ITERATIONS
@@ -258,62 +258,40 @@ def _kernel(tb, cam, obs, w, q0, rp0, rq0, cold, cfg, ws, buf, out_q, out_rp, ou
             cost = objective_px(tb, cam, pos, obs_t, w_t, q, nw, loss, scale, res, weff, pj)
             assemble_px(tb, pos, axes, pivots, rp, res, weff, pj, phi, gm, ws.xi, ws.f, ws.hd,
                         ws.hc, ws.hr, ws.g)  # fmt: skip
-            hd, g = ws.hd, ws.g
-            for s in range(nr):
-                hd[s] += lam * max(hd[s], 1.0 if s < 3 else angle_floor)
-            for k in range(n):
-                s = nr + k
-                d = hd[s] + prior[k]
-                hd[s] = d + lam * max(d, angle_floor if tb.angular[k] else 1.0)
-                g[s] -= prior[k] * (q[k] - tb.neutral[k])
-            solve_tree(tb, hd, ws.hc, ws.hr, g, ws.step)
+            damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor)
+            solve_tree(tb, ws.hd, ws.hc, ws.hr, ws.g, ws.step)
             max_pos, max_ang, finite = apply_step(
                 tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
             )
-            if not (finite and math.isfinite(cost)):
-                fill(act, False)
-                reason = STALLED
-                if not cfg.gn:
-                    lam *= LM_GROW
-                continue
-            reason = MAX_ITERATIONS
+            ok = finite and math.isfinite(cost)
             small = max_pos < cfg.position_tolerance and max_ang < cfg.angle_tolerance
-            accept = True
-            if cfg.gn:
-                if small:
-                    reason = CONVERGED
-            else:
+            cand = cost
+            if ok and not gn:
                 quat_to_matrix(rq_new, root_rot)
                 fk(tb, q_new, rp_new, root_rot, False, rot, org, pos, axes, pivots, tmp, half)
                 cand = objective_px(tb, cam, pos, obs_t, w_t, q_new, nw, loss, scale, res,
                                     weff, pj)  # fmt: skip
-                accept = cand <= cost
-                lam = max(lam * LM_SHRINK, cfg.damping) if accept else lam * LM_GROW
-                ref = max(cost, FLAT_FLOOR)
-                flat = abs(cost - cand) <= FLAT_RTOL * ref
-                gain = accept and cost - cand <= cfg.cost_tolerance * ref
-                if (accept and small) or flat or gain:
-                    reason = CONVERGED
-                elif lam > LM_MAX_DAMPING:
-                    reason = STALLED
-            if accept:
+            accepted = accepts(gn, ok, cost, cand)
+            lam = next_damping(gn, lam, accepted, cfg.damping)
+            reason, done = stop_reason(gn, ok, small, accepted, cost, cand, lam,
+                                       cfg.cost_tolerance)  # fmt: skip
+            if accepted:
                 q, q_new = q_new, q
                 rp, rp_new = rp_new, rp
                 rq, rq_new = rq_new, rq
                 act, act_new = act_new, act
             else:
-                fill(act, False)
-            if reason != MAX_ITERATIONS:
+                fill(act, False)  # the pose is kept
+            if done:
                 break
-        copy(q, out_q[t])
-        copy(rp, out_rp[t])
-        copy(rq, out_rq[t])
-        copy(act, out_act[t])
-        out_it[t] = it
-        out_reason[t] = reason
+        copy(q, out.dof_value[t])
+        copy(rp, out.root_position[t])
+        copy(rq, out.root_orientation[t])
+        copy(act, out.limit_active[t])
+        out.iterations[t] = it
+        out.stop_reason[t] = reason
         if cfg.uncertainty:
-            _precision_px(tb, cam, q, rp, rq, obs_t, w_t, cfg, ws, buf, out_info[t],
-                          out_inv[t], out_mom[t])  # fmt: skip
+            _precision_px(tb, cam, inp, cfg, ws, px, out, t)
 
 
 def solve_projected(
@@ -342,7 +320,7 @@ def solve_projected(
         :func:`~pipeline.solve.compiled.solve_compiled`'s); None without
         ``Settings.uncertainty``.
     """
-    cfg, model = prob.config, prob.model
+    cfg = prob.config
     tb = tables(prob.plan)
     t = prob.n_frames
     if cold is None:
@@ -353,27 +331,20 @@ def solve_projected(
         start = cold_pose(prob, np.arange(1 if chained and cold.sum() <= 1 else t))
     kcfg = settings(cfg, prob.neutral_weight, prob.position_tolerance, prob.angle_floor,
                     chained, cfg.warm_start == "velocity", False)  # fmt: skip
-    cams = pack(prob.mapper.cameras)
-    cam = tuple(np.ascontiguousarray(a) for a in cams)
-    c, nj, n = len(prob.mapper.cameras), prob.plan.n_joints, model.n_dofs
-    buf = (np.empty((c, nj, 2)), np.empty((c, nj)), np.zeros((c, nj, 2, 3)),
-           np.empty((nj + 1, 6, 6)), np.empty((nj + 1, 6)))  # fmt: skip
-    out_q, out_rp, out_rq = np.empty((t, n)), np.empty((t, 3)), np.empty((t, 4))
-    out_it, out_reason = np.zeros(t, np.int32), np.zeros(t, np.int8)
-    out_act = np.zeros((t, n), np.bool_)
-    ns = tb.n_root + n
-    out_info, out_inv, out_mom = np.zeros((t, ns)), np.zeros((t, ns)), np.zeros((t, 3))
-    f64 = [
-        np.ascontiguousarray(a, dtype=np.float64)
-        for a in (start.q, start.root_pos, start.root_quat)
-    ]
+    cam = CameraArrays(*(np.ascontiguousarray(a) for a in pack(prob.mapper.cameras)))
+    inp = Inputs(
+        *(np.ascontiguousarray(a, dtype=np.float64)
+          for a in (prob.obs, prob.weight, start.q, start.root_pos, start.root_quat)),
+        cold,
+    )  # fmt: skip
+    out = outputs(tb, t, keypoints=False)
     if t:
-        _kernel(tb, cam, np.ascontiguousarray(prob.obs, np.float64),
-                np.ascontiguousarray(prob.weight, np.float64), *f64, cold, kcfg, workspace(tb),
-                buf, out_q, out_rp, out_rq, out_it, out_reason, out_act, out_info, out_inv,
-                out_mom)  # fmt: skip
-    pose = Pose(out_rp, out_rq, out_q)
-    result = diagnostics(prob, pose, out_it, out_reason, out_act).astype(cfg.np_dtype)
+        _kernel(tb, cam, inp, kcfg, workspace(tb), pixel_scratch(tb, len(prob.mapper.cameras)),
+                out)  # fmt: skip
+    pose = Pose(out.root_position, out.root_orientation, out.dof_value)
+    result = diagnostics(prob, pose, out.iterations, out.stop_reason, out.limit_active)
+    result = result.astype(cfg.np_dtype)
     if not kcfg.uncertainty:
         return result, None
-    return result, FrameMoments(out_info, out_inv, out_mom[:, 0], out_mom[:, 1], out_mom[:, 2])
+    m = out.moments
+    return result, FrameMoments(out.information, out.inverse, m[:, 0], m[:, 1], m[:, 2])

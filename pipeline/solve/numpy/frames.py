@@ -29,17 +29,7 @@ from pipeline.solve.numpy.pose import (
 )
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
-from pipeline.solve.rules import (
-    CONVERGED,
-    FLAT_FLOOR,
-    FLAT_RTOL,
-    LM_GROW,
-    LM_MAX_DAMPING,
-    LM_SHRINK,
-    MAX_ITERATIONS,
-    STALLED,
-    initial_damping,
-)
+from pipeline.solve.rules import MAX_ITERATIONS, initial_damping, lane_rules
 
 __all__ = ["frames_in_lanes", "sequence_in_lanes"]
 
@@ -72,36 +62,30 @@ def _iterate(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarray):
 
 def _iterate_lanes(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarray):
     cfg, model = prob.config, prob.model
+    gn = cfg.mode == "gn"
     ev = evaluate(prob, frames, pose.root_pos, pose.root_quat, pose.q, need_jac=True)
     hj = prob.mapper.jacobian(ev.st.positions)
     nw = prob.neutral_weight
     floor = prob.angle_floor
     step = solve_normal(model, ev.st, ev.residual, ev.weight, hj, pose.q, nw, lam, floor)
     new, active, max_pos, max_ang = apply_step(prob, pose, step)
-    broken = ~(np.isfinite(ev.cost) & finite(new))
-    if broken.any():
-        new.put(np.flatnonzero(broken), pose.take(np.flatnonzero(broken)))
-        active = active & ~broken[:, None]
-    small = (max_pos < prob.position_tolerance) & (max_ang < cfg.angle_tolerance) & ~broken
-    reason = np.where(broken, STALLED, MAX_ITERATIONS).astype(np.int8)
-    if cfg.mode == "gn":
-        reason[small] = CONVERGED
-        return new, small, reason, active, lam
-    cand = evaluate(prob, frames, new.root_pos, new.root_quat, new.q, need_jac=False)
-    accept = (cand.cost <= ev.cost) & ~broken
-    keep = ~accept
-    new.root_pos[keep] = pose.root_pos[keep]
-    new.root_quat[keep] = pose.root_quat[keep]
-    new.q[keep] = pose.q[keep]
-    lam = np.where(accept, np.maximum(lam * LM_SHRINK, cfg.damping), lam * LM_GROW)
-    ref = np.maximum(ev.cost, FLAT_FLOOR)
-    flat = np.abs(ev.cost - cand.cost) <= FLAT_RTOL * ref
-    gain = accept & (ev.cost - cand.cost <= cfg.cost_tolerance * ref)
-    conv = ((accept & small) | flat | gain) & ~broken
-    stalled = (lam > LM_MAX_DAMPING) & ~conv & ~broken
-    reason[conv] = CONVERGED
-    reason[stalled] = STALLED
-    return new, conv | stalled, reason, active & accept[:, None], lam
+    ok = np.isfinite(ev.cost) & finite(new)
+    if not ok.all():  # a lane that overflowed keeps its pose
+        bad = np.flatnonzero(~ok)
+        new.put(bad, pose.take(bad))
+    small = (max_pos < prob.position_tolerance) & (max_ang < cfg.angle_tolerance)
+    cand = ev.cost
+    if not gn:
+        cand = evaluate(prob, frames, new.root_pos, new.root_quat, new.q, need_jac=False).cost
+    accept, lam, reason, done = lane_rules(
+        gn, ok, small, ev.cost, cand, lam, cfg.damping, cfg.cost_tolerance
+    )
+    keep = ~accept & ok  # rejected LM steps (the overflowed lanes are kept already)
+    if keep.any():
+        new.root_pos[keep] = pose.root_pos[keep]
+        new.root_quat[keep] = pose.root_quat[keep]
+        new.q[keep] = pose.q[keep]
+    return new, done, reason, active & accept[:, None], lam
 
 
 def frames_in_lanes(prob: Problem, pose: Pose) -> FitResult:

@@ -17,10 +17,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numba
 import numba.core.dispatcher
 import pytest
 
 import pipeline.solve.compiled
+from pipeline.errors import DependencyError, KinefitError
 from pipeline.solve import kernel_cache as caching
 
 # make check skips it: each test compiles kernels in a fresh cache
@@ -207,3 +209,30 @@ def test_every_cached_kernel_of_the_compiled_package_is_stamped():
         for p in caching.package_sources("pipeline.solve.temporal")
     }
     assert any(name.startswith("pipeline.solve.temporal.marginal.") for name in kernels)
+
+
+def test_the_installed_numba_is_supported_and_pinned_to_the_same_range():
+    import tomllib
+
+    caching.check_numba()  # the module imported, so the installed numba passed
+    deps = tomllib.loads((Path(caching.__file__).parents[2] / "pyproject.toml").read_text())
+    (pin,) = [d for d in deps["project"]["dependencies"] if d.startswith("numba")]
+    lo, hi = min(caching.SUPPORTED_NUMBA), max(caching.SUPPORTED_NUMBA)
+    assert pin.replace(" ", "") == f"numba>={lo[0]}.{lo[1]},<{hi[0]}.{hi[1] + 1}"
+
+
+@pytest.mark.parametrize("version", ["0.68.0", "0.68.1", "0.68.2rc1"])
+def test_a_supported_numba_passes_the_check(version):
+    caching.check_numba(version)
+
+
+@pytest.mark.parametrize("version", ["0.67.1", "0.69.0", "1.0.0", "0.6.8", "unknown"])
+def test_another_numba_is_named_with_the_supported_range_and_the_fix(version, monkeypatch):
+    monkeypatch.setattr(numba, "__version__", version)
+    with pytest.raises(DependencyError) as err:
+        caching.check_numba()
+    message = str(err.value)
+    assert f"numba {version} is installed" in message
+    assert "0.68.x" in message
+    assert "pip install 'numba>=0.68,<0.69'" in message
+    assert isinstance(err.value, KinefitError) and isinstance(err.value, ImportError)

@@ -18,7 +18,7 @@ from pipeline.errors import ConfigError, ObservationError
 from pipeline.kinematics import forward_kinematics, jacobian
 from pipeline.solve import SolverConfig, solve_frames, solve_sequence, solve_sequences
 from pipeline.solve.compiled.precision import REGULARIZE
-from pipeline.solve.solver import _prepare, _run_compiled
+from pipeline.solve.dispatch import prepare_problem, run_compiled
 from pipeline.solve.temporal.uncertainty import (
     frame_moments,
     frame_uncertainty,
@@ -54,9 +54,9 @@ def _noisy(seed: int, n: int = 6):
 @pytest.mark.parametrize("seed", range(8))
 def test_kernel_inverse_diagonal_equals_a_dense_inverse(seed):
     plan, targets, weights = _noisy(seed)
-    prob, compiled = _prepare(plan, targets, weights, SolverConfig(loss="huber"), None)
+    prob, compiled = prepare_problem(plan, targets, weights, SolverConfig(loss="huber"), None)
     assert compiled
-    result, moments = _run_compiled(prob, None, chained=False)
+    result, moments = run_compiled(prob, None, chained=False)
     q, rp, rq = result.dof_value, result.root_position, result.root_orientation
     jac = jacobian(plan, q, *((None, None) if plan.fixed_base else (rp, rq)))
     n_root = 0 if plan.fixed_base else 6
@@ -78,8 +78,8 @@ def test_kernel_moments_equal_the_numpy_evidence_on_the_fly(quickik_fly):
     plan, native = quickik_fly
     targets = native.copy()
     targets[100:130, 5:9] = np.nan  # a gap on one leg
-    prob, _ = _prepare(plan, targets, None, SolverConfig(), None)
-    result, moments = _run_compiled(prob, None, chained=True)
+    prob, _ = prepare_problem(plan, targets, None, SolverConfig(), None)
+    result, moments = run_compiled(prob, None, chained=True)
     ref = frame_moments(prob, result)
     for name, a, b in zip(moments._fields, moments, ref, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-14, err_msg=name)
@@ -114,7 +114,7 @@ def test_the_g1_ankle_rolls_are_flagged_with_and_without_uncertainty(g1):  # noq
         assert not r.dof_observable[:, rolls].any()
         others = np.delete(r.dof_observable, rolls, axis=1)
         assert others.all()
-    prob, _ = _prepare(plan, native[:40], None, SolverConfig(), None)
+    prob, _ = prepare_problem(plan, native[:40], None, SolverConfig(), None)
     assert not structural_observable(prob)[:, 6 + np.array(rolls)].any()
 
 
@@ -151,7 +151,7 @@ def test_solve_sequences_names_a_weights_count_mismatch(quickik_fly):
 def test_solve_frames_keeps_the_moments_of_the_kept_restart(g1):  # noqa: F811
     plan, real, _ = g1
     r = solve_frames(plan, real, config=SolverConfig(restarts=2))
-    prob, _ = _prepare(plan, real, None, SolverConfig(restarts=2), None)
+    prob, _ = prepare_problem(plan, real, None, SolverConfig(restarts=2), None)
     std, _ = frame_uncertainty(prob, frame_moments(prob, r))
     np.testing.assert_allclose(r.dof_std, std[:, 6:], rtol=1e-6)
 
@@ -169,17 +169,15 @@ def test_projection_kernel_moments_equal_the_numpy_evidence(fly_plan_path, loss)
     points = s.truth["position"].values[..., 0].transpose(0, 2, 1)
     pix, conf = render_views(points, cams, ViewsConfig(), np.random.default_rng(1))
     config = SolverConfig(loss=loss, loss_scale=5.0)
-    prob, compiled = _prepare(plan, pix, conf, config, CalibratedCameras(cams))
+    prob, compiled = prepare_problem(plan, pix, conf, config, CalibratedCameras(cams))
     assert compiled
-    result, moments = _run_compiled(prob, None, chained=True)
+    result, moments = run_compiled(prob, None, chained=True)
     ref = frame_moments(prob, result)
     for name, a, b in zip(moments._fields, moments, ref, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-12, err_msg=name)
     off = SolverConfig(loss=loss, loss_scale=5.0, uncertainty=False)
-    assert (
-        _run_compiled(_prepare(plan, pix, conf, off, CalibratedCameras(cams))[0], None, True)[1]
-        is None
-    )
+    prob_off, _ = prepare_problem(plan, pix, conf, off, CalibratedCameras(cams))
+    assert run_compiled(prob_off, None, True)[1] is None
 
 
 @pytest.mark.parametrize("value", ["yes", 1, None])
