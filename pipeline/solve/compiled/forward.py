@@ -1,6 +1,6 @@
 """Compiled forward kinematics and objective of one frame.
 
-Same semantics as :func:`pipeline.kinematics.forward.fk_state` (DESIGN.md "Body plan"),
+Same semantics as :func:`pipeline.kinematics.forward.fk_state`,
 walking the joints in tree order one at a time.
 """
 

@@ -1,4 +1,4 @@
-"""Compiled projection rows (issue 20): pixels through calibrated cameras at compiled speed.
+"""Compiled projection rows: pixels through calibrated cameras at compiled speed.
 
 The compiled engine's multi-view fit equals the numpy engine's (the explicit-rows
 reference, :mod:`pipeline.solve.numpy.normal`) to 1e-9 in float64: same iterations, same

@@ -1,4 +1,4 @@
-"""The default SolverConfig converges on every body, in any unit (issue 15, points 1-4).
+"""The default SolverConfig converges on every body, in any unit.
 
 References: a scipy ``least_squares`` fit of the same objective (the G1's real frames),
 known answers (the mannequin's synthetic motion), and the same plan in other units.

@@ -1,4 +1,4 @@
-"""Solver acceptance on the shared NeuroMechFly data (issue 2, points 3-6)."""
+"""Solver acceptance on the shared NeuroMechFly data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The compiled kernels are loaded up front: in this process and on every worker (issue 15.6)."""
+"""The compiled kernels are loaded up front: in this process and on every worker."""
 
 from __future__ import annotations
 
