@@ -1,7 +1,7 @@
 """Export speed: every automatic exporter over one fitted mannequin session.
 
 Fits a synthetic mannequin session (two individuals) once, then runs each exporter of
-:data:`pipeline.export.registry.AUTOMATIC_EXPORTS` that applies to the mannequin (``mot``
+:data:`pipeline.export.exporter_registry.AUTOMATIC_EXPORTS` that applies to the mannequin (``mot``
 and ``qpos`` need imported plans) ``--repeats`` times, and prints the median seconds, the
 frames per second (frames x individuals) and the ratio to the fit's own time; also
 :func:`pipeline.bodyplan.angles.joint_angles` alone.

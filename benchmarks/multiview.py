@@ -3,7 +3,7 @@
 Workload: a synthetic fly session (``pipeline.synth``) seen by 2 and 4 calibrated cameras
 30 mm away (radtan lenses, the last of four fisheye; ``tests/fixtures/multiview_rig.py``),
 degraded as a 2D tracker would (2 px noise, per-view occlusions, keypoints one camera sees,
-1 % outliers; ``pipeline.synth.views``). Each rig is fitted in memory with
+1 % outliers; ``pipeline.synth.camera_views``). Each rig is fitted in memory with
 ``solve_sequence``:
 
 - direct: the skeleton fitted to every view's pixels (``CalibratedCameras``), on the
@@ -41,7 +41,7 @@ from pipeline.solve import SolverConfig, solve_sequence  # noqa: E402
 from pipeline.solve.compiled import warm_up  # noqa: E402
 from pipeline.solve.mappers import CalibratedCameras  # noqa: E402
 from pipeline.synth import SynthConfig, synthesize  # noqa: E402
-from pipeline.synth.views import ViewsConfig, render_views  # noqa: E402
+from pipeline.synth.camera_views import ViewsConfig, render_views  # noqa: E402
 from tests.fixtures.multiview_rig import angle_errors, fly_rig  # noqa: E402
 
 

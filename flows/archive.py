@@ -340,5 +340,5 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
 
 @flow(name="export-session")
 def export_session(fit: str, format: str = "csv", out: str | None = None) -> str:
-    """Run an exporter (:data:`pipeline.export.registry.EXPORTERS`) over one fit store."""
+    """Run an exporter (:data:`pipeline.export.exporter_registry.EXPORTERS`) over one fit store."""
     return export_task(fit, format, out or outputs_of(fit, format))

@@ -24,7 +24,7 @@ from pipeline.archive.summary import ArchiveSummary, SessionOutcome, fit_outcome
 from pipeline.bodyplan import BodyPlan, resolve_body_plan
 from pipeline.calibrate import CalibrationConfig
 from pipeline.calibrate.identity import IdentityCalibration, Member, calibrate_identity
-from pipeline.export.registry import default_output, export
+from pipeline.export.exporter_registry import default_output, export
 from pipeline.fit import fit_session
 from pipeline.solve import SolverConfig
 
@@ -125,7 +125,7 @@ def report_task(fits_root: str, out: str, detailed: int = 3, body_plan: str | No
 
 @task(name="export-session", task_run_name="export {fit} as {format}", **_TASK)
 def export_task(fit: str, format: str, out: str, overwrite: bool = True) -> str:
-    """Run an exporter of :data:`pipeline.export.registry.EXPORTERS` over a fit store.
+    """Run an exporter of :data:`pipeline.export.exporter_registry.EXPORTERS` over a fit store.
 
     Writes only when the export is stale (its fingerprint record differs from this fit's
     and settings'), so rerunning the flow re-exports just the sessions that changed;

@@ -232,7 +232,7 @@ def _fit_config(
 ) -> Any:
     """The run config of ``kinefit fit``: the file (or the models' defaults) + CLI options."""
     from flows.cli.cluster import check_workers_option
-    from pipeline.cluster.config import machine_width
+    from pipeline.cluster.cluster_config import machine_width
     from pipeline.config import load_run_config, make_run_config
 
     cluster = cluster_override(workers, scheduler)

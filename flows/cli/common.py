@@ -141,7 +141,7 @@ def load_plan(spec: str) -> Any:
 
 def parse_options(pairs: Sequence[str] | None) -> dict[str, Any]:
     """``-O unit=mm -O n_frames=100`` -> ``{"unit": "mm", "n_frames": 100}`` (YAML values)."""
-    from pipeline.config.files import yaml_value
+    from pipeline.config.config_files import yaml_value
     from pipeline.config.pairs import parse_pairs
 
     return parse_pairs(pairs, "--option", yaml_value, key="identifier")

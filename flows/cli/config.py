@@ -42,7 +42,7 @@ def show_config(
         import json
 
         from pipeline.config import default_config_path, load_run_config
-        from pipeline.config.files import dump_yaml
+        from pipeline.config.config_files import dump_yaml
 
         if format not in ("yaml", "json"):
             raise typer.BadParameter(f"{format!r}; valid: yaml, json", param_hint="--format")

@@ -1,8 +1,8 @@
 """``kinefit export``: fitted motion in other tools' formats, one subcommand per exporter.
 
 ``csv``, ``bvh``, ``trc``, ``mot``, ``nwb``, ``qpos``, ``movement`` run the exporters of
-:data:`pipeline.export.registry.EXPORTERS` (each command is a thin shell around
-:func:`pipeline.export.registry.export`, imported when the command runs so that
+:data:`pipeline.export.exporter_registry.EXPORTERS` (each command is a thin shell around
+:func:`pipeline.export.exporter_registry.export`, imported when the command runs so that
 ``--help`` stays fast); ``kimodo`` has its own options (:mod:`flows.cli.kimodo`). Every
 command writes beside the fit store unless ``-o`` says where, refuses to replace files
 without ``--overwrite``, and prints what it wrote.
@@ -45,7 +45,7 @@ Angles = Annotated[
 
 def _run(name: str, fit: Path, out: Path | None, overwrite: bool, verbose: bool, **options: Any):
     with guard(verbose):
-        from pipeline.export.registry import export  # noqa: PLC0415 - `--help` stays fast
+        from pipeline.export.exporter_registry import export  # noqa: PLC0415 - `--help` stays fast
 
         result = export(name, fit, out, overwrite=overwrite, **options)
         for path in result.files:

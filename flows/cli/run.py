@@ -154,7 +154,7 @@ def demo(
 
         from pipeline.bodyplan import mannequin
         from pipeline.config import load_run_config
-        from pipeline.config.files import dump_yaml
+        from pipeline.config.config_files import dump_yaml
         from pipeline.synth.demo import write_demo_archive
 
         out = out.resolve()

@@ -49,7 +49,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pipeline.config import ArchiveConfig
-from pipeline.config.files import load_yaml
+from pipeline.config.config_files import load_yaml
 from pipeline.errors import DiscoveryError
 
 __all__ = [
@@ -267,7 +267,7 @@ def read_manifest(path: str, archive: ArchiveConfig) -> list[SessionSource]:
         else:
             import fsspec
 
-            from pipeline.config.files import safe_load
+            from pipeline.config.config_files import safe_load
 
             with fsspec.open(_full(fs, location) if "://" not in location else location) as f:
                 data = safe_load(f.read().decode("utf-8"))

@@ -22,7 +22,7 @@ from typing import Any
 
 from pipeline.archive.discover import SessionSource
 from pipeline.archive.reader_settings import reader_settings
-from pipeline.archive.views import Views, read_views, views_fingerprint
+from pipeline.archive.view_files import Views, read_views, views_fingerprint
 from pipeline.provenance.fingerprint import kinefit_version, store_signature
 from pipeline.provenance.hashing import json_sha256, known_sha256, text_sha256, tree_sha256
 from pipeline.store import DEFAULT_CHUNK_FRAMES, write_tracks
@@ -247,7 +247,7 @@ def ingest_views(
     ----------
     views : mapping of str to path, or sequence of paths
         View name -> 2D tracks file or folder, or the files alone; paired with the
-        calibration's cameras as :func:`pipeline.archive.views.read_views` says.
+        calibration's cameras as :func:`pipeline.archive.view_files.read_views` says.
     calibration : str or Path
         Calibration file (:func:`pipeline.cameras.read_calibration`).
     out : str or Path
@@ -258,7 +258,7 @@ def ingest_views(
     force : bool
         Rewrite even if the store is current (same files, calibration and settings).
     unit, frame_offset, fps, format, options
-        As in :func:`pipeline.archive.views.read_views`.
+        As in :func:`pipeline.archive.view_files.read_views`.
 
     Returns
     -------
@@ -267,7 +267,7 @@ def ingest_views(
     Raises
     ------
     CameraError, TracksError
-        See :func:`~pipeline.archive.views.read_views`; nothing is written.
+        See :func:`~pipeline.archive.view_files.read_views`; nothing is written.
     """
     t0 = time.perf_counter()
     out = Path(out)

@@ -20,7 +20,6 @@ from pipeline.bodyplan.engine_config import (
     from_engine_configuration,
     to_engine_configuration,
 )
-from pipeline.bodyplan.errors import BodyPlanError, UnobservableDofWarning
 from pipeline.bodyplan.importers import ConversionWarning, import_body_plan, plan_unit
 from pipeline.bodyplan.io import (
     body_plan_sha256,
@@ -29,6 +28,7 @@ from pipeline.bodyplan.io import (
     save_body_plan,
 )
 from pipeline.bodyplan.keypoint_map import KeypointMapProposal, propose_keypoint_map
+from pipeline.bodyplan.load_errors import BodyPlanError, UnobservableDofWarning
 from pipeline.bodyplan.mannequin import mannequin
 from pipeline.bodyplan.model import KINDS, BodyPlan, Dof, Joint, JointKind
 from pipeline.bodyplan.rerooting import reroot

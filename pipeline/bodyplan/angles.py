@@ -41,7 +41,7 @@ from typing import Any, Literal
 import numpy as np
 import xarray as xr
 
-from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.bodyplan.model import AngleSpec, BodyPlan, Dof
 from pipeline.bodyplan.validate import Where, as_list, as_object, as_str, check_keys, choices
 from pipeline.kinematics.euler import euler_angles, euler_of_matrices, unwrap

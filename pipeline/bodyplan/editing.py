@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.kinds import derive_dofs
+from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.bodyplan.model import BodyPlan, Dof, Joint, JointKind
 from pipeline.kinematics.rotations import quat_multiply, quat_normalize, quat_to_matrix
 

@@ -34,8 +34,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.functions import evaluate
+from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.rotations import (
     axis_angle_matrix,

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.bodyplan.angles import angle_spec_to_dict
-from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.functions import function_to_dict
 from pipeline.bodyplan.importers import guess_format, import_body_plan
 from pipeline.bodyplan.kinds import kind_to_dict
+from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Dof, DrivenAxis, Joint
 from pipeline.bodyplan.parse import parse_plan
 from pipeline.errors import KinefitError

@@ -2,7 +2,7 @@
 
 A body plan is the fixed description of a kinematic tree. It holds no per-solve state;
 solvers and forward kinematics compile it into arrays (see
-:func:`pipeline.kinematics.model.compile_plan`).
+:func:`pipeline.kinematics.plan_arrays.compile_plan`).
 
 Semantics: every joint is also a keypoint. A joint's world origin
 is ``parent_origin + parent_rotation @ offset_pos`` and its rotation

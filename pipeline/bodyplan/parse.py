@@ -34,9 +34,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from pipeline.bodyplan.angles import parse_angles
-from pipeline.bodyplan.errors import UnobservableDofWarning
 from pipeline.bodyplan.functions import parse_function
 from pipeline.bodyplan.kinds import KIND_KEYS, parse_kind
+from pipeline.bodyplan.load_errors import UnobservableDofWarning
 from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Coupling, Dof, DrivenAxis, Joint
 from pipeline.bodyplan.validate import (
     Where,

@@ -13,7 +13,7 @@ import dataclasses
 import numpy as np
 
 from pipeline.bodyplan.editing import _plan, _quat
-from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.rotations import matrix_to_quat, quat_to_matrix
 

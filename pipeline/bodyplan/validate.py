@@ -1,7 +1,7 @@
 """Field readers for body-plan files: type, range and shape checks with located errors.
 
 Every reader takes a :class:`Where` (file, joint, DOF index) and a field name, and raises
-one :class:`~pipeline.bodyplan.errors.BodyPlanError` naming all of them. JSON types are
+one :class:`~pipeline.bodyplan.load_errors.BodyPlanError` naming all of them. JSON types are
 checked strictly: ``true`` is not a number, ``1`` is not a boolean.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.load_errors import BodyPlanError
 
 #: Vectors whose norm is within this of 1 are kept as written, so normalizing is
 #: idempotent and a saved plan reloads bit-identical.

@@ -7,9 +7,9 @@ left/right-symmetric segment scales, marker offsets, a prior toward the template
 :mod:`pipeline.calibrate.identity` keeps one calibration per identity across an archive.
 """
 
-from pipeline.calibrate.frames import FrameChoice, choose_frames
+from pipeline.calibrate.calibration_record import Calibration, calibrated_plan, load_calibration
+from pipeline.calibrate.frame_selection import FrameChoice, choose_frames
 from pipeline.calibrate.params import CalibrationSpec, Parameters, PriorWeights, resolve
-from pipeline.calibrate.result import Calibration, calibrated_plan, load_calibration
 from pipeline.calibrate.solve import METHODS, ShapeSolution, solve_shape
 from pipeline.calibrate.subject import (
     CalibrationConfig,

@@ -27,9 +27,9 @@ import numpy as np
 
 from pipeline.archive.discover import check_session_name
 from pipeline.bodyplan.model import BodyPlan
-from pipeline.calibrate.frames import choose_frames
+from pipeline.calibrate.calibration_record import Calibration, load_calibration
+from pipeline.calibrate.frame_selection import choose_frames
 from pipeline.calibrate.params import CalibrationSpec, resolve
-from pipeline.calibrate.result import Calibration, load_calibration
 from pipeline.calibrate.solve import solve_shape
 from pipeline.calibrate.subject import (
     CalibrationConfig,

@@ -19,7 +19,7 @@ crawls along the pose/shape valley (``benchmarks/calibration.py`` measures both)
 Keypoint positions are linear in the offsets for fixed rotations: ``d p_k / d
 offset_j = R_in(j)`` (the world rotation of ``j``'s parent after its DOFs) for every ``j``
 on the path from the root to ``k``, so the shape Jacobian is exact. The pose Jacobians come
-from :func:`pipeline.kinematics.forward.jacobian_from_state`.
+from :func:`pipeline.kinematics.fk_jacobian.jacobian_from_state`.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import NamedTuple
 import numpy as np
 
 from pipeline.calibrate.params import Parameters
-from pipeline.kinematics.forward import fk_state, jacobian_from_state
-from pipeline.kinematics.model import compile_plan
+from pipeline.kinematics.fk_jacobian import fk_state, jacobian_from_state
+from pipeline.kinematics.plan_arrays import compile_plan
 from pipeline.kinematics.rotations import expmap, matrix_to_quat, quat_to_matrix
 from pipeline.solve import FitResult, SolverConfig, solve_frames
 

@@ -1,9 +1,9 @@
 """``calibrate(plan, tracks, config) -> Calibration``: fit the body to one individual.
 
-Frames are chosen from every session given (:mod:`pipeline.calibrate.frames`), the poses
+Frames are chosen from every session given (:mod:`pipeline.calibrate.frame_selection`), the poses
 of those frames and the plan's calibration parameters (:mod:`pipeline.calibrate.params`)
 are solved jointly (:mod:`pipeline.calibrate.solve`), and the result is the calibrated
-plan with its record (:mod:`pipeline.calibrate.result`).
+plan with its record (:mod:`pipeline.calibrate.calibration_record`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import xarray as xr
 
 from pipeline.bodyplan.io import body_plan_sha256
 from pipeline.bodyplan.model import BodyPlan
-from pipeline.calibrate.frames import choose_frames
+from pipeline.calibrate.calibration_record import FORMAT, Calibration, as_floats, exact_floats
+from pipeline.calibrate.frame_selection import choose_frames
 from pipeline.calibrate.params import CalibrationSpec, Parameters, resolve
-from pipeline.calibrate.result import FORMAT, Calibration, as_floats, exact_floats
 from pipeline.calibrate.solve import METHODS, ShapeSolution, solve_shape
 from pipeline.errors import CalibrationError
 from pipeline.provenance.fingerprint import kinefit_version

@@ -8,9 +8,9 @@ YAML/JSON and write the Anipose layout; :func:`triangulate` (:mod:`.triangulate`
 linear DLT from several views.
 """
 
-from pipeline.cameras.files import match_views, read_calibration, write_calibration
-from pipeline.cameras.model import DISTORTION_MODELS, LENGTH_UNITS, Camera
-from pipeline.cameras.projection import (
+from pipeline.cameras.calibration_files import match_views, read_calibration, write_calibration
+from pipeline.cameras.camera import DISTORTION_MODELS, LENGTH_UNITS, Camera
+from pipeline.cameras.lens_projection import (
     CameraArrays,
     distort,
     pack,

@@ -19,7 +19,7 @@ tables named after the cameras and four distortion values)::
 Every table but ``metadata`` is a camera, in file order. Neither tool records the length
 unit of the extrinsics: it comes from the ``unit=`` argument, else ``metadata.unit`` (files
 kinefit wrote), else it is ``"unknown"``. Field spellings follow
-:mod:`pipeline.cameras.fields`.
+:mod:`pipeline.cameras.camera_fields`.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from typing import Any
 
 import tomli_w
 
-from pipeline.cameras.fields import camera_from_table
-from pipeline.cameras.model import Camera, camera_error, check_unique_names, normalize_unit
+from pipeline.cameras.camera import Camera, camera_error, check_unique_names, normalize_unit
+from pipeline.cameras.camera_fields import camera_from_table
 
 __all__ = [
     "FORMAT",

@@ -1,6 +1,6 @@
 """OpenCV-style calibration files: ``cv2.FileStorage`` YAML/JSON and plain YAML/JSON.
 
-Three layouts are recognised (field spellings in :mod:`pipeline.cameras.fields`):
+Three layouts are recognised (field spellings in :mod:`pipeline.cameras.camera_fields`):
 
 1. One camera at the top level (``cv2.FileStorage`` output of OpenCV's calibration
    sample, ROS ``camera_info``): ``camera_matrix``/``K``, ``distortion_coefficients``/``D``,
@@ -26,8 +26,8 @@ from typing import Any
 
 import yaml
 
-from pipeline.cameras.fields import KEYS, camera_from_table
-from pipeline.cameras.model import Camera, camera_error, check_unique_names
+from pipeline.cameras.camera import Camera, camera_error, check_unique_names
+from pipeline.cameras.camera_fields import KEYS, camera_from_table
 from pipeline.errors import CameraError
 
 __all__ = ["read_opencv"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pipeline.cameras.model import Camera
+from pipeline.cameras.camera import Camera
 from pipeline.errors import CameraError
 
 __all__ = ["normalise_camera_name", "pair_views"]

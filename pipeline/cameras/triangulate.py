@@ -1,7 +1,7 @@
 r"""Linear (DLT) triangulation from several calibrated views, and reprojection errors.
 
 For each point, every view ``c`` that sees it contributes two rows built from its
-*undistorted normalized* coordinates ``(x, y)`` (:func:`pipeline.cameras.projection.undistort`)
+*undistorted normalized* coordinates ``(x, y)`` (:func:`pipeline.cameras.lens_projection.undistort`)
 and its ``3x4`` extrinsic matrix ``P = [R | t]``::
 
     w_c * (x * P[2] - P[0])
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pipeline.cameras.model import Camera
-from pipeline.cameras.projection import CameraArrays, pack, project, undistort
+from pipeline.cameras.camera import Camera
+from pipeline.cameras.lens_projection import CameraArrays, pack, project, undistort
 
 __all__ = ["reprojection_error", "triangulate"]
 

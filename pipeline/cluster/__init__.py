@@ -17,7 +17,7 @@ from pipeline.cluster.client import (
     run_tasks,
     watch_of,
 )
-from pipeline.cluster.config import (
+from pipeline.cluster.cluster_config import (
     BLAS_ENV,
     MALLOC_ENV,
     MODES,

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from pipeline.cluster.config import PRE_SPAWN_ENV, ClusterConfig
+from pipeline.cluster.cluster_config import PRE_SPAWN_ENV, ClusterConfig
 from pipeline.cluster.jobqueue import jobqueue_cluster
 from pipeline.cluster.watch import JobWatch
 from pipeline.errors import ClusterError

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pipeline.cluster.client import close_client, make_client
-from pipeline.cluster.config import ClusterConfig
+from pipeline.cluster.cluster_config import ClusterConfig
 
 __all__ = ["dask_client"]
 

@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pipeline.cluster.config import PRE_SPAWN_ENV, ClusterConfig
+from pipeline.cluster.cluster_config import PRE_SPAWN_ENV, ClusterConfig
 from pipeline.cluster.jobs import cancel_jobs
 from pipeline.errors import ClusterError
 

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from pipeline.config.files import (
+from pipeline.config.config_files import (
     deep_merge,
     default_config_path,
     load_yaml,

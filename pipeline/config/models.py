@@ -37,11 +37,11 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic import model_validator as _model_validator
 
 from pipeline.cluster import ClusterConfig
-from pipeline.config.cron import check_cron
-from pipeline.config.files import (
+from pipeline.config.config_files import (
     load_preset,
 )
-from pipeline.export.registry import AUTOMATIC_EXPORTS
+from pipeline.config.cron import check_cron
+from pipeline.export.exporter_registry import AUTOMATIC_EXPORTS
 from pipeline.solve import SolverConfig
 from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES
 from pipeline.store.tracks import DEFAULT_CHUNK_FRAMES
@@ -161,7 +161,7 @@ class ArchiveConfig(_Section):
     @field_validator("format")
     @classmethod
     def _known_format(cls, value: str | None) -> str | None:
-        from pipeline.tracks.registry import readers
+        from pipeline.tracks.reader_registry import readers
 
         valid = list(readers())
         if value is not None and value not in valid:
@@ -234,7 +234,7 @@ class OutputsConfig(_Section):
         Sessions of the report given full plots, worst first (each costs seconds).
     exports : list of str
         Exports written beside each fitted session's store, by name from the exporters'
-        table (:data:`pipeline.export.registry.AUTOMATIC_EXPORTS`: csv, bvh, trc, mot,
+        table (:data:`pipeline.export.exporter_registry.AUTOMATIC_EXPORTS`: csv, bvh, trc, mot,
         nwb, qpos, movement); the reprocess flow rewrites only stale ones.
     """
 

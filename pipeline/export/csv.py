@@ -154,7 +154,7 @@ def export_csv(
     ExportError
         ``individual`` is not in the fit (the message lists the individuals).
     """
-    from pipeline.export.registry import export  # the registry imports this module
+    from pipeline.export.exporter_registry import export  # the registry imports this module
 
     result = export("csv", fit, out, overwrite=overwrite, individual=individual, angles=angles)
     return result.files[0]

@@ -3,7 +3,7 @@
 :func:`fit_chunk` reads its frames straight from the tracks store, plus
 ``overlap_frames`` frames before them to warm the solver up (and, when smoothing,
 ``after_frames`` after them, so that the smoother sees what a whole-session fit would
-see: :func:`pipeline.solve.temporal.model.overlap_frames`), solves its individuals'
+see: :func:`pipeline.solve.temporal.motion_model.overlap_frames`), solves its individuals'
 sequences in one batched call (:func:`pipeline.solve.solve_sequences`; 2D views one
 individual at a time), keeps its own frames, and writes
 them with a region write aligned to the store's chunks (retried on transient I/O errors);
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.fit.views import ViewSetup
+from pipeline.fit.view_setup import ViewSetup
 from pipeline.solve import FitResult, SolverConfig, solve_sequences
 from pipeline.store.atomic import retry_io
 from pipeline.store.chunks import mark_done, write_chunk

@@ -21,7 +21,7 @@ from pipeline.bodyplan import BodyPlan, body_plan_sha256, body_plan_to_dict
 from pipeline.cluster import run_tasks
 from pipeline.errors import FitError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
-from pipeline.fit.views import ViewSetup
+from pipeline.fit.view_setup import ViewSetup
 from pipeline.provenance import fingerprint as fp
 from pipeline.provenance.hashing import canonical_json
 from pipeline.solve import SolverConfig
@@ -97,7 +97,7 @@ class SessionJob:
     chunk_task : callable
         Called as ``chunk_task(ChunkTask)`` once per chunk (:func:`fit_chunk`).
     views : ViewSetup or None
-        How a 2D session is observed (:mod:`pipeline.fit.views`); None for 3D.
+        How a 2D session is observed (:mod:`pipeline.fit.view_setup`); None for 3D.
     """
 
     out: Path

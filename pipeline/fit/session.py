@@ -38,12 +38,12 @@ from pipeline.bodyplan import BodyPlan, body_plan_sha256, load_body_plan
 from pipeline.errors import ConfigError, FitError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
 from pipeline.fit.run import FitReport, SessionJob, current_fit, fit_stores
-from pipeline.fit.views import scan_views, view_setup
+from pipeline.fit.view_setup import scan_views, view_setup
 from pipeline.provenance import fingerprint as fp
 from pipeline.provenance.hashing import json_sha256
 from pipeline.solve import SolverConfig
-from pipeline.solve.temporal.model import check_fps
-from pipeline.solve.temporal.model import overlap_frames as temporal_overlap
+from pipeline.solve.temporal.motion_model import check_fps
+from pipeline.solve.temporal.motion_model import overlap_frames as temporal_overlap
 from pipeline.store.attrs import store_attrs
 from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES, FitLayout
 from pipeline.store.lock import session_lock
@@ -101,7 +101,7 @@ def fit_session(
     tracks : str or Path
         Tracks zarr store (:func:`pipeline.store.write_tracks`): 3-D positions, 2-D image
         coordinates (fitted on the image plane), or a multi-view store of pixels with its
-        cameras (:mod:`pipeline.tracks.multiview`); see :mod:`pipeline.fit.views`.
+        cameras (:mod:`pipeline.tracks.multiview`); see :mod:`pipeline.fit.view_setup`.
     plan : BodyPlan, str or Path
         Body plan or its JSON file.
     config : SolverConfig
@@ -114,7 +114,7 @@ def fit_session(
     overlap_frames : int
         Frames before each chunk solved to warm it up (their disagreement with the
         previous chunk is stored as ``seam_disagreement``). With ``config.temporal=
-        "smooth"`` at least :func:`pipeline.solve.temporal.model.overlap_frames`, read on
+        "smooth"`` at least :func:`pipeline.solve.temporal.motion_model.overlap_frames`, read on
         both sides of every chunk (the tracks' ``fps`` attr is then required).
     force : bool
         Refit even if ``out`` is current; start over instead of resuming.

@@ -1,11 +1,11 @@
 """Batched rotations, forward kinematics and keypoint Jacobians."""
 
-from pipeline.kinematics.forward import (
+from pipeline.kinematics.fk_jacobian import (
     forward_kinematics,
     jacobian,
     joint_rotations_local,
 )
-from pipeline.kinematics.model import KinematicModel, compile_plan
+from pipeline.kinematics.plan_arrays import KinematicModel, compile_plan
 
 __all__ = [
     "KinematicModel",

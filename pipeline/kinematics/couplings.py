@@ -1,6 +1,6 @@
 """Step values of a coupled model: every transform axis's value from the DOFs.
 
-A compiled model's steps (:mod:`pipeline.kinematics.model`) are its joints' DOFs and
+A compiled model's steps (:mod:`pipeline.kinematics.plan_arrays`) are its joints' DOFs and
 driven axes in the order they apply. A DOF's step takes the DOF's value; a driven axis
 takes ``f(c)``, with ``c`` a DOF or a coupling (``g(c')``, ``c'`` a DOF or an earlier
 coupling). Every chain ends at one DOF (``step_root``), so each step's derivative is one
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.bodyplan.functions import evaluate
-from pipeline.kinematics.model import KinematicModel
+from pipeline.kinematics.plan_arrays import KinematicModel
 
 __all__ = ["step_values"]
 

@@ -23,7 +23,7 @@ from pipeline.solve.dispatch import finish, prepare_problem, solve_chained
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
 from pipeline.solve.solver import solve_sequence
-from pipeline.solve.temporal.model import check_fps
+from pipeline.solve.temporal.motion_model import check_fps
 from pipeline.solve.temporal.uncertainty import FrameMoments
 
 __all__ = ["solve_sequences"]

@@ -11,9 +11,9 @@ import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import ConfigError
-from pipeline.kinematics.forward import forward_kinematics
+from pipeline.kinematics.fk_jacobian import forward_kinematics
 from pipeline.solve.rules import LOSS_NAMES, LossName
-from pipeline.solve.temporal.model import check_noise
+from pipeline.solve.temporal.motion_model import check_noise
 
 __all__ = ["SolverConfig", "neutral_extent"]
 
@@ -131,7 +131,7 @@ class SolverConfig:
         in one second, per sqrt(s) (default 10: the lowest angle and velocity errors on
         synthetic fly and mannequin sessions of 1 % noise among 3, 10, 30, 100 and 300,
         with 92-93 % of the true angles inside 1.96 std;
-        :mod:`pipeline.solve.temporal.model`).
+        :mod:`pipeline.solve.temporal.motion_model`).
     temporal_position_noise : float
         The same for the root position and slides, in body sizes (``length_scale``)
         per s^2 per sqrt(s) (default 3).

@@ -9,7 +9,7 @@ compile time), so after an edit to those files alone numba keeps loading the old
 :func:`stamp_package` makes numba stamp the cache of every function defined in a package's
 own modules with one hash, :func:`package_sources`' files: the package's ``*.py`` and the
 project modules that its modules other than ``__init__.py`` import (for the compiled
-solver: ``pipeline/solve/rules.py``, ``pipeline/kinematics/model.py``, ...). An edit to any
+solver: ``pipeline/solve/rules.py``, ``pipeline/kinematics/plan_arrays.py``, ...). An edit to any
 of them recompiles the package's kernels at their next use; unchanged sources load as before.
 
 It does so through numba's own locator mechanism (``CacheImpl._locator_classes``): three

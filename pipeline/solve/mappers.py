@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.cameras.model import Camera as CalibratedCamera
-from pipeline.cameras.projection import pack, project, project_jacobian
+from pipeline.cameras.camera import Camera as CalibratedCamera
+from pipeline.cameras.lens_projection import pack, project, project_jacobian
 from pipeline.cameras.triangulate import triangulate
 from pipeline.errors import CameraError
 
@@ -171,7 +171,7 @@ class Cameras(Mapper):
 class CalibratedCameras(Mapper):
     """Calibrated cameras with lens distortion (:class:`pipeline.cameras.Camera`).
 
-    Projection and Jacobian are :mod:`pipeline.cameras.projection`'s (OpenCV's radtan and
+    Projection and Jacobian are :mod:`pipeline.cameras.lens_projection`'s (OpenCV's radtan and
     fisheye models); points at or behind a camera give NaN pixels (dropped as missing)
     and zero Jacobian rows.
     """

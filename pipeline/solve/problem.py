@@ -11,7 +11,7 @@ import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import ObservationError
-from pipeline.kinematics.model import KinematicModel, compile_plan
+from pipeline.kinematics.plan_arrays import KinematicModel, compile_plan
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.mappers import Mapper, as_mapper
 

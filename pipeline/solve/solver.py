@@ -29,7 +29,7 @@ from pipeline.solve.dispatch import finish, prepare_problem, solve_chained, solv
 from pipeline.solve.numpy.pose import Pose, clamp, diagnostics, empty_pose, initial_pose
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
-from pipeline.solve.temporal.model import check_fps
+from pipeline.solve.temporal.motion_model import check_fps
 from pipeline.solve.temporal.uncertainty import FrameMoments
 
 __all__ = ["solve_frames", "solve_sequence"]

@@ -18,7 +18,7 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan.model import BodyPlan
-from pipeline.kinematics.forward import forward_kinematics
+from pipeline.kinematics.fk_jacobian import forward_kinematics
 from pipeline.kinematics.rotations import rotvec_to_quat
 from pipeline.tracks.schema import make_tracks_dataset
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
-from pipeline.kinematics.forward import forward_kinematics
+from pipeline.kinematics.fk_jacobian import forward_kinematics
 from pipeline.tracks.schema import TracksError
 from pipeline.tracks.units import METRES_PER_UNIT, canonical_unit
 

@@ -29,8 +29,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pipeline.bodyplan.errors import BodyPlanError
-from pipeline.bodyplan.importers._common import ConversionWarning, plan_unit
+from pipeline.bodyplan.importers.finishing import ConversionWarning, plan_unit
+from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.formats.contract import FormatRegistry, Wording
 

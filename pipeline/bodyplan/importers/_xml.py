@@ -12,7 +12,7 @@ import xml.parsers.expat
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.load_errors import BodyPlanError
 
 __all__ = ["Element", "XmlIndex", "read_xml"]
 

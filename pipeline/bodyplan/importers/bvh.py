@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers._build import Axis, Ball, Fixed, PlanBuilder, Step
-from pipeline.bodyplan.importers._common import finish_plan, starts_with
+from pipeline.bodyplan.importers.finishing import finish_plan, starts_with
+from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.formats import bvh_parse
 from pipeline.formats.bvh_parse import Joint

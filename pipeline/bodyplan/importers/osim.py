@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers._build import (
     Axis,
     Driven,
@@ -53,8 +52,8 @@ from pipeline.bodyplan.importers._build import (
     compose,
     inverse,
 )
-from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan, starts_with
 from pipeline.bodyplan.importers._xml import XmlIndex, read_xml
+from pipeline.bodyplan.importers.finishing import ConversionWarning, finish_plan, starts_with
 from pipeline.bodyplan.importers.osim_axes import (
     SUPPORTED,
     TransformAxis,
@@ -64,6 +63,7 @@ from pipeline.bodyplan.importers.osim_axes import (
     transform,
 )
 from pipeline.bodyplan.importers.osim_couplings import coupler_table, plan_function
+from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.provenance.hashing import tree_sha256
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers._build import Fixed, compose
-from pipeline.bodyplan.importers._common import ConversionWarning
 from pipeline.bodyplan.importers._xml import XmlIndex
+from pipeline.bodyplan.importers.finishing import ConversionWarning
+from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.kinematics.rotations import rotvec_to_quat
 
 __all__ = ["SUPPORTED", "TransformAxis", "approximate", "couplers", "joint_axes", "transform"]

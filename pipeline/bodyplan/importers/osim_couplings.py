@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.bodyplan.errors import BodyPlanError
+from pipeline.bodyplan.load_errors import BodyPlanError
 
 __all__ = ["Couplers", "coupler_table", "function_name", "plan_function"]
 

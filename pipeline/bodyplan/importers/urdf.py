@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 
 from pipeline.bodyplan.editing import remove_joint
-from pipeline.bodyplan.errors import BodyPlanError
 from pipeline.bodyplan.importers._build import Axis, Fixed, PlanBuilder, Step
-from pipeline.bodyplan.importers._common import ConversionWarning, finish_plan, starts_with
 from pipeline.bodyplan.importers._xml import XmlIndex, read_xml
+from pipeline.bodyplan.importers.finishing import ConversionWarning, finish_plan, starts_with
+from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.rotations import matrix_to_quat
 from pipeline.provenance.hashing import tree_sha256

@@ -27,8 +27,8 @@ The skeletons JSON (joint names, parents, rest offsets) is the one the user pass
 """
 
 from pipeline.export.kimodo.constraints import Constraints, Entry, KimodoWarning
-from pipeline.export.kimodo.errors import KimodoError
 from pipeline.export.kimodo.export import ExportConfig, ExportReport, FrameSpec, export_kimodo
+from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.export.kimodo.names import NAME_MAPS, keypoint_map, name_map
 from pipeline.export.kimodo.skeleton import KimodoSkeleton, kimodo_body_plan, load_kimodo_skeleton
 from pipeline.export.kimodo.targets import constraint_targets, load_constraints

@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.export.kimodo.errors import KimodoError
-from pipeline.export.kimodo.fields import (
+from pipeline.export.kimodo.entry_checks import (
     CONFLICT_TOLERANCE,
     Where,
     dedupe,
@@ -35,6 +34,7 @@ from pipeline.export.kimodo.fields import (
     two_columns,
 )
 from pipeline.export.kimodo.fk import heading_angle, kimodo_fk
+from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.export.kimodo.skeleton import EE_NAMES, SOMA_FAMILY, KimodoSkeleton
 from pipeline.kinematics.rotations import expmap
 

@@ -1,7 +1,7 @@
 """The constraint entries of a Kimodo export, built from the motion on its skeleton.
 
 :func:`build_entries` turns a :class:`~pipeline.export.kimodo.motion.KimodoMotion` and an
-:class:`~pipeline.export.kimodo.config.ExportConfig` into the JSON-ready entries:
+:class:`~pipeline.export.kimodo.export_config.ExportConfig` into the JSON-ready entries:
 ``root2d`` (dense or waypoints, optionally with ``global_root_heading``), ``fullbody``
 keyframes, the four named hand/foot types and a generic ``end-effector``. Keyframe
 entries carry rotation vectors for all ``J`` joints in skeleton order, the root position
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.export.kimodo.config import ExportConfig
 from pipeline.export.kimodo.constraints import KimodoWarning
-from pipeline.export.kimodo.errors import KimodoError
+from pipeline.export.kimodo.export_config import ExportConfig
+from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.export.kimodo.motion import KimodoMotion
 from pipeline.export.kimodo.smooth import smooth_root_2d
 from pipeline.kinematics.rotations import matrix_to_quat, quat_to_rotvec

@@ -8,7 +8,7 @@ re-derived from positions), carries it onto a Kimodo skeleton
 path, ``fullbody`` keyframes, the named hand/foot types, a generic ``end-effector``).
 Clips longer than 300 frames are split into prompt segments in ``meta.json``. The file is
 validated with the reader's own checks before it is written. It follows the exporters'
-contract (:func:`outputs` is its call in :mod:`pipeline.export.registry`): both files
+contract (:func:`outputs` is its call in :mod:`pipeline.export.exporter_registry`): both files
 appear atomically with the fingerprint record every export has, and existing files are
 kept unless ``overwrite``.
 """
@@ -26,10 +26,10 @@ import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
 from pipeline.export.common import Output, fit_plan, written_by
-from pipeline.export.kimodo.config import ExportConfig, FrameSpec
 from pipeline.export.kimodo.constraints import KimodoWarning, parse_constraints
 from pipeline.export.kimodo.entries import build_entries
-from pipeline.export.kimodo.errors import KimodoError
+from pipeline.export.kimodo.export_config import ExportConfig, FrameSpec
+from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.export.kimodo.meta import FPS, meta_dict, segment_lengths
 from pipeline.export.kimodo.motion import KimodoMotion, kimodo_motion, resample_pose, unit_scale
 from pipeline.export.kimodo.retarget import build_retarget
@@ -193,7 +193,7 @@ def outputs(
     meta: str | os.PathLike[str] | None = None,
     source: str | None = None,
 ) -> list[Output]:
-    """The exporters' call (:mod:`pipeline.export.registry`): the constraints file and meta.json.
+    """The exporters' call (:mod:`pipeline.export.exporter_registry`): constraints and meta.json.
 
     Parameters
     ----------
@@ -246,7 +246,7 @@ def export_kimodo(
 ) -> ExportReport:
     """Write one individual of a fit store as Kimodo constraints plus ``meta.json``.
 
-    The exporters' contract (:func:`pipeline.export.registry.write_export`): both files
+    The exporters' contract (:func:`pipeline.export.exporter_registry.write_export`): both files
     appear atomically, with the fingerprint record every export has (a hidden sidecar
     beside ``out``); this entry point also returns what was written.
 
@@ -278,7 +278,7 @@ def export_kimodo(
     FileExistsError
         ``out`` or ``meta`` exists and ``overwrite`` is false (nothing is written).
     """
-    from pipeline.export.registry import get_exporter, write_export
+    from pipeline.export.exporter_registry import get_exporter, write_export
     from pipeline.store.fit import open_fit
 
     config = config or ExportConfig()

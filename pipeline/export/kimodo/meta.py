@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pipeline.export.kimodo.errors import KimodoError
+from pipeline.export.kimodo.kimodo_error import KimodoError
 
 __all__ = ["FPS", "MAX_SEGMENT_FRAMES", "meta_dict", "read_meta", "segment_lengths"]
 

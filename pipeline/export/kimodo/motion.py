@@ -16,7 +16,6 @@ from typing import Literal
 
 import numpy as np
 
-from pipeline.export.kimodo.errors import KimodoError
 from pipeline.export.kimodo.fk import (
     heading_angle,
     kimodo_fk,
@@ -25,6 +24,7 @@ from pipeline.export.kimodo.fk import (
     slerp,
     up_axis_matrix,
 )
+from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.export.kimodo.meta import FPS
 from pipeline.export.kimodo.retarget import Retarget
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from pipeline.export.kimodo.errors import KimodoError
+from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.tracks.mapping import read_name_table
 
 __all__ = ["NAME_MAPS", "keypoint_map", "name_map"]

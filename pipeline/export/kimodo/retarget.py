@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.export.kimodo.errors import KimodoError
+from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.export.kimodo.skeleton import KimodoSkeleton
 from pipeline.kinematics import forward_kinematics
 from pipeline.kinematics.rotations import expmap, quat_normalize, quat_to_matrix

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.bodyplan import BodyPlan, load_body_plan
-from pipeline.export.kimodo.errors import KimodoError
+from pipeline.export.kimodo.kimodo_error import KimodoError
 
 __all__ = [
     "EE_NAMES",

@@ -41,8 +41,8 @@ from pipeline.export.kimodo.constraints import (
     read_constraints_json,
     target_joints,
 )
-from pipeline.export.kimodo.errors import KimodoError
 from pipeline.export.kimodo.fk import kimodo_fk, rot_y
+from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.export.kimodo.meta import FPS, read_meta
 from pipeline.export.kimodo.skeleton import SOMA_FAMILY, load_kimodo_skeleton
 from pipeline.export.kimodo.smooth import SMOOTH_ROOT_RADIUS

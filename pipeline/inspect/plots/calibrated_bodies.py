@@ -1,7 +1,7 @@
 """A calibration's template and calibrated bodies in their neutral pose, on one scale.
 
-A stored calibration (:class:`pipeline.calibrate.result.Calibration`) holds the calibrated
-plan and, of its template, only the sha256 plus what calibration changed: every segment's
+A stored calibration (:class:`pipeline.calibrate.calibration_record.Calibration`) holds the
+calibrated plan and, of its template, only the sha256 plus what calibration changed: every segment's
 template length, offset and scale, and every marker's template offset (the offsets at full
 precision). Calibration changes nothing but joint offsets, so :func:`rebuild_template`
 gets the template back from those, bit for bit (and :func:`find_template` checks the
@@ -25,12 +25,12 @@ from matplotlib.lines import Line2D
 
 from pipeline.bodyplan.io import body_plan_sha256
 from pipeline.bodyplan.model import BodyPlan
-from pipeline.calibrate.result import Calibration
+from pipeline.calibrate.calibration_record import Calibration
 from pipeline.errors import CalibrationError
 from pipeline.inspect.data.display import color, view_axes
 from pipeline.inspect.data.playback import skeleton_edges
 from pipeline.inspect.plots.figures import new_figure
-from pipeline.kinematics.forward import forward_kinematics
+from pipeline.kinematics.fk_jacobian import forward_kinematics
 
 __all__ = [
     "CalibrationBodies",

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipeline.bodyplan.model import BodyPlan
-from pipeline.calibrate.result import Calibration, load_calibration
+from pipeline.calibrate.calibration_record import Calibration, load_calibration
 from pipeline.errors import KinefitError
 from pipeline.inspect.plots.calibrated_bodies import (
     calibration_bodies,

@@ -16,7 +16,7 @@ starts (``pipeline.cluster.plugins.SolverPreload``).
 
 Cache: a cached kernel is reused only while none of the files it is built from changed:
 this package's ``*.py`` and the project modules they import (``pipeline/solve/rules.py``,
-``pipeline/kinematics/model.py``, ...; :func:`~pipeline.solve.kernel_cache.package_sources`).
+``pipeline/kinematics/plan_arrays.py``, ...; :func:`~pipeline.solve.kernel_cache.package_sources`).
 numba alone checks only the file that defines a kernel, so after an edit to a callee's file
 (``normal.py``, ``forward.py``, ...) or to a constant a kernel reads, it would load the old
 build. :func:`~pipeline.solve.kernel_cache.stamp_package`, called first thing below

@@ -1,6 +1,6 @@
 """Compiled forward kinematics and objective of one frame.
 
-Same semantics as :func:`pipeline.kinematics.forward.fk_state`,
+Same semantics as :func:`pipeline.kinematics.fk_jacobian.fk_state`,
 walking the joints in tree order one at a time.
 """
 
@@ -11,7 +11,7 @@ import math
 import numba as nb
 import numpy as np
 
-from pipeline.kinematics.model import HINGE, SLIDE, SWING1
+from pipeline.kinematics.plan_arrays import HINGE, SLIDE, SWING1
 from pipeline.solve.compiled.so3 import axis_angle, expmap_and_left_jacobian
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import CAUCHY, HUBER, INLINE, JIT

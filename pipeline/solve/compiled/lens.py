@@ -1,6 +1,6 @@
 """One calibrated camera's distorted projection of a point and its 2x3 Jacobian, compiled.
 
-Scalar form of :func:`pipeline.cameras.projection.project_jacobian` (the formulas are in
+Scalar form of :func:`pipeline.cameras.lens_projection.project_jacobian` (the formulas are in
 that module's docstring), for the compiled engine's projection rows
 (:mod:`pipeline.solve.compiled.projection`). ``cam`` is the tuple of
 :class:`pipeline.cameras.CameraArrays` fields.

@@ -7,7 +7,7 @@ import math
 import numba as nb
 import numpy as np
 
-from pipeline.kinematics.model import HINGE, SWING1
+from pipeline.kinematics.plan_arrays import HINGE, SWING1
 from pipeline.solve.compiled.so3 import matrix_to_quat, quat_from_rotvec_times
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import (
@@ -200,7 +200,7 @@ def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray, half: np.ndarray) ->
     """Each joint's rotation relative to its rest frame, ``(J, 4)`` wxyz with ``w >= 0``.
 
     The product of the joint's own DOF rotations (slides do not rotate), as
-    :func:`pipeline.kinematics.forward.joint_rotations_local`. ``half`` ``(2, N)`` holds
+    :func:`pipeline.kinematics.fk_jacobian.joint_rotations_local`. ``half`` ``(2, N)`` holds
     the half-angle cosines and sines of ``q``
     (:func:`~pipeline.solve.compiled.forward.half_angles`).
     """

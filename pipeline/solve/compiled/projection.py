@@ -2,7 +2,7 @@ r"""Compiled engine for pixels through calibrated cameras: projection rows per v
 
 A keypoint ``p`` seen by view ``c`` has the pixel residual ``r = obs - pi_c(p)`` and the
 ``2x3`` derivative ``P = d pi_c / dp`` of the distorted projection
-(:mod:`pipeline.cameras.projection`'s formulas, scalar here). Its Gauss-Newton rows are
+(:mod:`pipeline.cameras.lens_projection`'s formulas, scalar here). Its Gauss-Newton rows are
 ``P @ J_p``; summed over the views that see it, a keypoint contributes ``J_p^T M J_p`` to
 the normal matrix and ``J_p^T b`` to the gradient with the *anisotropic* ``3x3`` weight
 ``M = sum_c w_c P^T P`` and ``b = sum_c w_c P^T r`` (``w_c`` the robust weight of that
@@ -23,7 +23,7 @@ import math
 import numba as nb
 import numpy as np
 
-from pipeline.cameras.projection import CameraArrays, pack
+from pipeline.cameras.lens_projection import CameraArrays, pack
 from pipeline.solve.compiled.bundles import (
     Inputs,
     Outputs,

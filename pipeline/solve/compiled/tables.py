@@ -2,7 +2,7 @@
 
 The kernels walk the tree one joint and one DOF at a time, so they need the plan as
 plain arrays rather than the depth-grouped form the numpy engine uses
-(:class:`pipeline.kinematics.model.KinematicModel`).
+(:class:`pipeline.kinematics.plan_arrays.KinematicModel`).
 
 State order is the numpy engine's: ``[root (n_root), dofs (n_dofs)]``, with the DOFs in
 tree order. ``state_parent[s]`` is the state coordinate just above ``s`` on its path to
@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
-from pipeline.kinematics.model import HINGE, _aligned_axis, compile_plan
+from pipeline.kinematics.plan_arrays import HINGE, _aligned_axis, compile_plan
 
 __all__ = ["Tables", "tables"]
 
@@ -38,7 +38,7 @@ class Tables(NamedTuple):
     dof_start : (J + 1,) int64
         DOFs of joint ``j`` are ``dof_start[j]:dof_start[j + 1]``.
     dof_type : (N,) int64
-        ``HINGE``, ``SLIDE``, ``SWING1``, ``SWING2`` of :mod:`pipeline.kinematics.model`.
+        ``HINGE``, ``SLIDE``, ``SWING1``, ``SWING2`` of :mod:`pipeline.kinematics.plan_arrays`.
     dof_axis : (N, 3) float64
     aligned : (N,) int64
         Coordinate axis (0, 1, 2) a hinge lies on (either sign), else -1: such a hinge

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pipeline.kinematics.forward import FKState, fk_state
+from pipeline.kinematics.fk_jacobian import FKState, fk_state
 from pipeline.kinematics.rotations import quat_to_matrix
 from pipeline.solve.problem import Problem
 from pipeline.solve.rules import CAUCHY, HUBER, LOSS_CODES

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.kinematics.forward import FKState
-from pipeline.kinematics.model import KinematicModel
+from pipeline.kinematics.fk_jacobian import FKState
+from pipeline.kinematics.plan_arrays import KinematicModel
 from pipeline.solve.numpy.tables import NormalBlocks, block_layout
 
 __all__ = ["assemble_moments"]

@@ -2,7 +2,7 @@
 
 A keypoint's Jacobian has nonzero columns only for the separator (root pose and the DOFs
 every keypoint hangs from) and for the DOFs of its own block (see
-:mod:`pipeline.kinematics.model`), so the Gauss-Newton normal matrix is
+:mod:`pipeline.kinematics.plan_arrays`), so the Gauss-Newton normal matrix is
 
     [[A_ss, A_s1, ..., A_sB],
      [A_1s, A_11,          ],
@@ -12,15 +12,15 @@ every keypoint hangs from) and for the DOFs of its own block (see
 Each block is eliminated on its own (Schur complement onto the separator), batched over
 frames and blocks, with no fill; no dense state-sized solve is ever formed. A coupled
 plan (driven axes) has no blocks: its rows come from the chain-rule Jacobian
-(:func:`pipeline.kinematics.forward.jacobian_from_state`) and its system is dense.
+(:func:`pipeline.kinematics.fk_jacobian.jacobian_from_state`) and its system is dense.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pipeline.kinematics.forward import FKState, jacobian_from_state
-from pipeline.kinematics.model import KinematicModel
+from pipeline.kinematics.fk_jacobian import FKState, jacobian_from_state
+from pipeline.kinematics.plan_arrays import KinematicModel
 from pipeline.solve.numpy.linalg import spd_solve
 from pipeline.solve.numpy.moments import assemble_moments
 from pipeline.solve.numpy.tables import NormalBlocks, block_layout

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.kinematics.forward import fk_state, local_rotation_matrices
-from pipeline.kinematics.model import KinematicModel
+from pipeline.kinematics.fk_jacobian import fk_state, local_rotation_matrices
+from pipeline.kinematics.plan_arrays import KinematicModel
 from pipeline.kinematics.rotations import (
     matrix_to_quat,
     quat_conjugate,

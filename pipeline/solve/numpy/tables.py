@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pipeline.kinematics.model import SLIDE, KinematicModel
+from pipeline.kinematics.plan_arrays import SLIDE, KinematicModel
 
 __all__ = ["BlockLayout", "NormalBlocks", "block_layout"]
 

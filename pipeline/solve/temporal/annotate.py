@@ -22,7 +22,7 @@ from pipeline.solve.numpy.pose import Pose, clamp, diagnostics
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
 from pipeline.solve.temporal.marginal import smooth_coordinates
-from pipeline.solve.temporal.model import MIN_FRAMES, check_fps, coordinate_noise
+from pipeline.solve.temporal.motion_model import MIN_FRAMES, check_fps, coordinate_noise
 from pipeline.solve.temporal.uncertainty import (
     FrameMoments,
     frame_moments,

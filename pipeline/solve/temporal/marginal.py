@@ -38,7 +38,7 @@ from pipeline.kinematics.rotations import (
 from pipeline.solve.kernel_cache import stamp_package
 from pipeline.solve.rules import JIT
 from pipeline.solve.temporal.matrix3 import inv3, mul3, mul3t, mulv3
-from pipeline.solve.temporal.model import _F3, _Q3
+from pipeline.solve.temporal.motion_model import _F3, _Q3
 from pipeline.solve.temporal.stretch import extrapolate_back, gap_frames, start_state
 
 # before the kernels below are decorated: their cache is stamped with this package's

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pipeline.kinematics.forward import jacobian_from_state
+from pipeline.kinematics.fk_jacobian import jacobian_from_state
 from pipeline.solve.mappers import Identity3D
 from pipeline.solve.numpy.forward import evaluate
 from pipeline.solve.problem import Problem

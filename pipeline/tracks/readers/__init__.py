@@ -1,1 +1,1 @@
-"""Tracks readers, one module per format (see :mod:`pipeline.tracks.registry`)."""
+"""Tracks readers, one module per format (see :mod:`pipeline.tracks.reader_registry`)."""

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pipeline.tracks.readers._common import (
+from pipeline.tracks.readers.reader_helpers import (
     csv_rows,
     fail,
     frame_time,

@@ -41,7 +41,7 @@ import xarray as xr
 
 from pipeline.formats import bvh_parse
 from pipeline.formats.bvh_parse import CHANNELS, Joint
-from pipeline.tracks.readers._common import fail, head_text, resolve_fps
+from pipeline.tracks.readers.reader_helpers import fail, head_text, resolve_fps
 from pipeline.tracks.schema import TracksError, make_tracks_dataset
 from pipeline.tracks.units import UNKNOWN
 

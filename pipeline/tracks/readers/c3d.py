@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pipeline.tracks.readers._common import fail, missing_extra, resolve_fps
+from pipeline.tracks.readers.reader_helpers import fail, missing_extra, resolve_fps
 from pipeline.tracks.schema import UP_AXES, make_tracks_dataset
 from pipeline.tracks.units import UNKNOWN, canonical_unit
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import xarray as xr
 
-from pipeline.tracks.readers._common import fail, head_text
+from pipeline.tracks.readers.reader_helpers import fail, head_text
 
 FORMAT = "kimodo"
 SUFFIXES: tuple[str, ...] = (".json",)

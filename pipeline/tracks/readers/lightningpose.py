@@ -17,7 +17,7 @@ from pathlib import Path
 import xarray as xr
 
 from pipeline.tracks.readers import dlc
-from pipeline.tracks.readers._common import fail
+from pipeline.tracks.readers.reader_helpers import fail
 
 FORMAT = "lightningpose"
 SUFFIXES = (".csv",)

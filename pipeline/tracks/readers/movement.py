@@ -11,7 +11,7 @@ from pathlib import Path
 
 import xarray as xr
 
-from pipeline.tracks.readers._common import is_hdf5
+from pipeline.tracks.readers.reader_helpers import is_hdf5
 
 FORMAT = "movement"
 SUFFIXES: tuple[str, ...] = (".nc", ".nc4", ".netcdf", ".zarr")
@@ -46,7 +46,7 @@ def read(path: str | Path) -> xr.Dataset:
     ----------
     path : str or Path
         ``.nc`` file or ``.zarr`` directory (a missing frame rate is settled by the
-        registry, :func:`pipeline.tracks.registry.with_fps`).
+        registry, :func:`pipeline.tracks.reader_registry.with_fps`).
 
     Returns
     -------

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pipeline.tracks.readers._common import fail, is_hdf5, missing_extra, resolve_fps
+from pipeline.tracks.readers.reader_helpers import fail, is_hdf5, missing_extra, resolve_fps
 from pipeline.tracks.schema import make_tracks_dataset
 from pipeline.tracks.units import canonical_unit
 

@@ -35,7 +35,7 @@ import numpy as np
 import xarray as xr
 
 from pipeline.tracks.pose_skeletons import SKELETONS, skeletons_with
-from pipeline.tracks.readers._common import fail, resolve_fps
+from pipeline.tracks.readers.reader_helpers import fail, resolve_fps
 from pipeline.tracks.schema import make_tracks_dataset
 
 FORMAT = "openpose"

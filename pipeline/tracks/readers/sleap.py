@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pipeline.tracks.readers._common import decode_names, fail, is_hdf5, resolve_fps
+from pipeline.tracks.readers.reader_helpers import decode_names, fail, is_hdf5, resolve_fps
 from pipeline.tracks.schema import make_tracks_dataset
 
 FORMAT = "sleap"

@@ -11,7 +11,7 @@ from flows.cli import app
 from pipeline.archive.discover import SessionSource
 from pipeline.archive.ingest import ingest_session
 from pipeline.store import open_tracks
-from pipeline.tracks.registry import readers
+from pipeline.tracks.reader_registry import readers
 
 runner = CliRunner()
 CSV = "frame,keypoint,x,y,z\n0,hip,1.0,2.0,3.0\n1,hip,1.5,2.0,3.0\n"

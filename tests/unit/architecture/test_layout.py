@@ -5,7 +5,9 @@
 - no test hook read from the environment by library code; no module over 350 lines of
   code (docstrings, comments and blank lines not counted);
 - the ``pipeline/`` root holds only ``__init__.py``, ``errors.py`` and folders;
-- temporary-file-and-rename writes only in ``pipeline.store.atomic`` (one atomic writer).
+- temporary-file-and-rename writes only in ``pipeline.store.atomic`` (one atomic writer);
+- no two modules in ``pipeline/`` share a file name unless they share the role (the two
+  engines' mirrored files, a format's module in each format registry).
 """
 
 from __future__ import annotations
@@ -225,3 +227,47 @@ def test_only_the_atomic_module_renames_files_into_place():
     )
     writers = sorted(name for name, path in MODULES.items() if pattern.search(path.read_text()))
     assert writers == ["pipeline.store.atomic"]
+
+
+def _declared_format(path: Path) -> str | None:
+    """The ``FORMAT`` a format module declares at its top level (None for other modules)."""
+    for node in ast.parse(path.read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == "FORMAT" for t in targets):
+            value = getattr(node, "value", None)
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return value.value
+    return None
+
+
+ENGINES = ("pipeline/solve/numpy", "pipeline/solve/compiled")
+
+
+def _same_role(paths: list[Path]) -> bool:
+    """Modules that share a file name because they do the same thing in different places.
+
+    The two solver engines mirror each other file for file (``numpy/frames.py`` and
+    ``compiled/frames.py`` run the same frames loop), and each format registry names a
+    format's module for the format (``tracks/readers/bvh.py`` reads BVH, ``export/bvh.py``
+    writes it: both declare ``FORMAT = "bvh"``).
+    """
+    folders = sorted(str(p.parent.relative_to(ROOT)) for p in paths)
+    if folders == sorted(ENGINES):
+        return True
+    formats = {_declared_format(p) for p in paths}
+    return None not in formats and formats == {paths[0].stem}
+
+
+def test_no_two_modules_share_a_file_name_for_different_roles():
+    by_name: dict[str, list[Path]] = {}
+    for path in sorted((ROOT / "pipeline").rglob("*.py")):
+        if path.name != "__init__.py":
+            by_name.setdefault(path.name, []).append(path)
+    clashes = {
+        name: [str(p.relative_to(ROOT)) for p in paths]
+        for name, paths in by_name.items()
+        if len(paths) > 1 and not _same_role(paths)
+    }
+    assert clashes == {}
+    assert _same_role([ROOT / "pipeline/export/bvh.py", ROOT / "pipeline/tracks/readers/bvh.py"])
+    assert not _same_role([ROOT / "pipeline/errors.py", ROOT / "pipeline/solve/rules.py"])

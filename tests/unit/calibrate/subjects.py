@@ -15,7 +15,7 @@ import numpy as np
 from pipeline.bodyplan import Joint, load_body_plan, mannequin
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.calibrate import CalibrationSpec, resolve
-from pipeline.kinematics.forward import joint_rotations_local
+from pipeline.kinematics.fk_jacobian import joint_rotations_local
 from pipeline.synth import SynthConfig, body_size, synthesize
 from tests.fixtures.shared_data import QUICKIK
 

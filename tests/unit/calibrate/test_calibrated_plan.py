@@ -7,7 +7,7 @@ import pytest
 from pipeline.bodyplan import body_plan_sha256, mannequin
 from pipeline.bodyplan.editing import without_limits
 from pipeline.calibrate import Calibration, calibrated_plan
-from pipeline.calibrate.result import FORMAT
+from pipeline.calibrate.calibration_record import FORMAT
 from pipeline.errors import CalibrationError
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from pipeline.cluster.config import MAX_MACHINE_WORKERS, machine_width
+from pipeline.cluster.cluster_config import MAX_MACHINE_WORKERS, machine_width
 
 
 def test_one_worker_per_core_from_one_to_the_cap():

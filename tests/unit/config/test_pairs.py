@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config.files import parse_assignment, yaml_value
+from pipeline.config.config_files import parse_assignment, yaml_value
 from pipeline.config.pairs import parse_pair, parse_pairs
 from pipeline.errors import ConfigError
 

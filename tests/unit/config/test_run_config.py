@@ -15,8 +15,8 @@ from pipeline.config import (
     load_run_config,
     make_run_config,
 )
+from pipeline.config.config_files import dump_yaml, load_preset
 from pipeline.config.cron import check_cron
-from pipeline.config.files import dump_yaml, load_preset
 from pipeline.solve import SolverConfig
 
 # (YAML text, the key path the message must name, more text it must contain)

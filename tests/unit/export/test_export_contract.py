@@ -7,6 +7,7 @@ import pytest
 
 from pipeline.export import export
 from pipeline.export.common import read_record
+from pipeline.export.exporter_registry import REGISTRY
 from pipeline.export.kimodo import (
     ExportConfig,
     FrameSpec,
@@ -15,7 +16,6 @@ from pipeline.export.kimodo import (
     kimodo_body_plan,
     load_kimodo_skeleton,
 )
-from pipeline.export.registry import REGISTRY
 from pipeline.store.fit import open_fit
 from tests.fixtures.kimodo_motion import fit_store, upright_tracks
 from tests.fixtures.shared_data import KIMODO

@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.export.kimodo import KimodoError, KimodoWarning, load_constraints
 from pipeline.tracks import TracksError, read_tracks
-from pipeline.tracks.registry import pick_reader
+from pipeline.tracks.reader_registry import pick_reader
 from tests.fixtures.shared_data import KIMODO
 
 SKELETONS = KIMODO / "skeletons.json"

@@ -14,7 +14,7 @@ from pipeline.config.models import OutputsConfig
 from pipeline.errors import ExportError
 from pipeline.export import AUTOMATIC_EXPORTS, EXPORT_NAMES, export
 from pipeline.export.common import read_record, sidecar
-from pipeline.export.registry import default_output, exporter_options, get_exporter
+from pipeline.export.exporter_registry import default_output, exporter_options, get_exporter
 from pipeline.store.fit import open_fit
 
 

@@ -56,7 +56,7 @@ def test_wrong_space_size(plan, good, tmp_path):
 
 
 def test_two_dimensional_tracks_with_a_bad_image_scale(plan, good, tmp_path):
-    # 2-D tracks are fitted on the image plane (pipeline.fit.views); the scale must be > 0
+    # 2-D tracks are fitted on the image plane (pipeline.fit.view_setup); the scale must be > 0
     flat = write_tracks(good.isel(space=[0, 1]), tmp_path / "t.zarr")
     before = sorted(p.name for p in tmp_path.iterdir())
     with pytest.raises(ConfigError, match="image_scale: must be a positive length per pixel"):

@@ -11,7 +11,7 @@ import zarr
 from pipeline.bodyplan import body_plan_sha256, load_body_plan
 from pipeline.cluster import ClusterConfig, cluster_client
 from pipeline.fit import ChunkTask, fit_session
-from pipeline.kinematics.forward import forward_kinematics, joint_rotations_local
+from pipeline.kinematics.fk_jacobian import forward_kinematics, joint_rotations_local
 from pipeline.solve import SolverConfig
 from pipeline.store import open_tracks, write_tracks
 from pipeline.store.fit import fitted_poses, open_fit

@@ -16,7 +16,7 @@ import pytest
 
 from pipeline.bodyplan import load_body_plan
 from pipeline.fit import fit_session
-from pipeline.fit.views import ViewSetup, observability
+from pipeline.fit.view_setup import ViewSetup, observability
 from pipeline.solve import SolverConfig
 from pipeline.store import write_tracks
 from pipeline.store.fit import open_fit

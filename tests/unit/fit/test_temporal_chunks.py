@@ -10,7 +10,7 @@ from pipeline.cluster import ClusterConfig, cluster_client
 from pipeline.errors import ConfigError
 from pipeline.fit import fit_session
 from pipeline.solve import SolverConfig, solve_sequence
-from pipeline.solve.temporal.model import overlap_frames as temporal_overlap
+from pipeline.solve.temporal.motion_model import overlap_frames as temporal_overlap
 from pipeline.store import write_tracks
 from pipeline.store.fit import open_fit
 from pipeline.synth import SynthConfig, synthesize

@@ -13,13 +13,13 @@ from pipeline.bodyplan import BodyPlanError
 from pipeline.bodyplan.importers import REGISTRY as IMPORTERS
 from pipeline.bodyplan.importers import guess_format, import_body_plan
 from pipeline.cameras import read_calibration
-from pipeline.cameras.files import REGISTRY as CALIBRATIONS
+from pipeline.cameras.calibration_files import REGISTRY as CALIBRATIONS
 from pipeline.errors import CameraError, ExportError, TracksError
 from pipeline.export import export
-from pipeline.export.registry import REGISTRY as EXPORTS
+from pipeline.export.exporter_registry import REGISTRY as EXPORTS
 from pipeline.formats.contract import FormatRegistry, Wording
 from pipeline.tracks import read_tracks
-from pipeline.tracks.registry import REGISTRY as TRACKS
+from pipeline.tracks.reader_registry import REGISTRY as TRACKS
 
 #: kind -> (registry, the call's leading positional parameters)
 KINDS = {

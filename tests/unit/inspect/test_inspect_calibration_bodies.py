@@ -17,7 +17,7 @@ from matplotlib.collections import LineCollection
 from pipeline.bodyplan import load_body_plan
 from pipeline.bodyplan.io import body_plan_sha256, body_plan_to_dict
 from pipeline.calibrate import CalibrationConfig, calibrate
-from pipeline.calibrate.result import load_calibration
+from pipeline.calibrate.calibration_record import load_calibration
 from pipeline.errors import CalibrationError
 from pipeline.inspect.data.fit_archive import open_archive
 from pipeline.inspect.plots.calibrated_bodies import (

@@ -11,7 +11,7 @@ from pipeline.bodyplan import load_body_plan
 from pipeline.bodyplan.functions import evaluate
 from pipeline.bodyplan.model import DrivenAxis
 from pipeline.kinematics import forward_kinematics, jacobian
-from pipeline.kinematics.forward import joint_rotations_local
+from pipeline.kinematics.fk_jacobian import joint_rotations_local
 from pipeline.kinematics.rotations import quat_to_matrix
 from tests.unit.bodyplan.coupled_samples import coupled
 

@@ -16,7 +16,7 @@ from pipeline.bodyplan import load_body_plan, mannequin
 from pipeline.solve import SolverConfig, solve_frames, solve_sequence
 from pipeline.solve.mappers import CalibratedCameras
 from pipeline.synth import SynthConfig, synthesize
-from pipeline.synth.views import ViewsConfig, render_views
+from pipeline.synth.camera_views import ViewsConfig, render_views
 from tests.fixtures.multiview_rig import fly_rig, mannequin_rig
 
 pytestmark = pytest.mark.slow  # the numpy reference takes about two minutes

@@ -32,7 +32,7 @@ import pytest
 from pipeline.bodyplan import load_body_plan
 from pipeline.errors import ConfigError
 from pipeline.kinematics import forward_kinematics
-from pipeline.kinematics.model import compile_plan
+from pipeline.kinematics.plan_arrays import compile_plan
 from pipeline.solve import (
     Camera,
     FitResult,

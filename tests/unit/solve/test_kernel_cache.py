@@ -202,9 +202,9 @@ def test_every_cached_kernel_of_the_compiled_package_is_stamped():
         for p in caching.package_sources("pipeline.solve.compiled")
     }
     # the kernels freeze constants of these modules
-    assert {"pipeline/solve/rules.py", "pipeline/kinematics/model.py"} <= sources
+    assert {"pipeline/solve/rules.py", "pipeline/kinematics/plan_arrays.py"} <= sources
     assert "pipeline/solve/compiled/normal.py" in sources
-    assert {"pipeline/solve/rules.py", "pipeline/solve/temporal/model.py"} <= {
+    assert {"pipeline/solve/rules.py", "pipeline/solve/temporal/motion_model.py"} <= {
         p.relative_to(directory.parents[2]).as_posix()
         for p in caching.package_sources("pipeline.solve.temporal")
     }

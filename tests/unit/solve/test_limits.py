@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipeline.kinematics import joint_rotations_local
-from pipeline.kinematics.model import compile_plan
+from pipeline.kinematics.plan_arrays import compile_plan
 from pipeline.kinematics.rotations import quat_to_rotvec, swing_twist
 from pipeline.solve.numpy.pose import clamp
 from tests.fixtures.plan_factory import joint, random_plan, v2_plan

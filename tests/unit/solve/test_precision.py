@@ -161,7 +161,7 @@ def test_projection_kernel_moments_equal_the_numpy_evidence(fly_plan_path, loss)
     """Multi-view pixels: the projection kernel's uncertainty inputs, as for 3D."""
     from pipeline.solve.mappers import CalibratedCameras
     from pipeline.synth import SynthConfig, synthesize
-    from pipeline.synth.views import ViewsConfig, render_views
+    from pipeline.synth.camera_views import ViewsConfig, render_views
     from tests.fixtures.multiview_rig import fly_rig
 
     plan, cams = load_body_plan(fly_plan_path), fly_rig(4)

@@ -6,7 +6,7 @@ import numpy as np
 
 from pipeline.bodyplan import mannequin
 from pipeline.kinematics import forward_kinematics, joint_rotations_local
-from pipeline.kinematics.model import compile_plan
+from pipeline.kinematics.plan_arrays import compile_plan
 from pipeline.kinematics.rotations import (
     orthonormal_basis,
     quat_conjugate,

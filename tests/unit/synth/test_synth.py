@@ -3,7 +3,7 @@ import pytest
 import xarray as xr
 
 from pipeline.bodyplan import load_body_plan, mannequin
-from pipeline.kinematics.forward import forward_kinematics
+from pipeline.kinematics.fk_jacobian import forward_kinematics
 from pipeline.synth import SynthConfig, body_size, synthesize
 from pipeline.tracks import validate_tracks
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pipeline.tracks import TracksError, read_tracks
-from pipeline.tracks.registry import SHARED_OPTIONS, reader_options, readers, valid_options
+from pipeline.tracks.reader_registry import SHARED_OPTIONS, reader_options, readers, valid_options
 
 CSV = "frame,keypoint,x,y,z\n0,hip,1.0,2.0,3.0\n0,knee,1.5,1.0,3.0\n1,hip,1.1,2.0,3.0\n"
 

@@ -4,7 +4,7 @@ import xarray as xr
 
 from pipeline.store import write_tracks
 from pipeline.tracks import READER_MODULES, TracksError, make_tracks_dataset, read_tracks
-from pipeline.tracks.registry import pick_reader, readers
+from pipeline.tracks.reader_registry import pick_reader, readers
 
 CSV = """frame,individual,keypoint,x,y,z,confidence
 10,fly0,head,0.1,0.2,0.3,0.9

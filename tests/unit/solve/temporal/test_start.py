@@ -14,7 +14,7 @@ from pipeline.bodyplan import load_body_plan, mannequin
 from pipeline.fit import fit_session
 from pipeline.solve import SolverConfig, solve_sequence
 from pipeline.solve.temporal.marginal import smooth_coordinates
-from pipeline.solve.temporal.model import _F3, _Q3
+from pipeline.solve.temporal.motion_model import _F3, _Q3
 from pipeline.solve.temporal.stretch import gap_frames
 from pipeline.store import write_tracks
 from pipeline.store.fit import open_fit

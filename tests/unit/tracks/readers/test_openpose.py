@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from flows.cli import app
 from pipeline.tracks import TracksError, read_tracks
 from pipeline.tracks.pose_skeletons import SKELETONS
-from pipeline.tracks.registry import pick_reader
+from pipeline.tracks.reader_registry import pick_reader
 from tests.fixtures.shared_data import SHARED
 
 POSE = SHARED / "data" / "pose2sim" / "pose"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from pipeline.tracks import TracksError, read_tracks
-from pipeline.tracks.registry import pick_reader
+from pipeline.tracks.reader_registry import pick_reader
 from tests.fixtures.shared_data import SHARED
 
 osim = pytest.importorskip("opensim", reason="OpenSim's own reader is the reference")

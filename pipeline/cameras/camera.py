@@ -4,7 +4,7 @@ A :class:`Camera` is frozen and validated on construction. It maps a world point
 (extrinsics' length unit) to the camera frame with ``Xc = rotation @ p + translation``
 (world-to-camera, OpenCV's convention: ``+z`` looks into the scene, ``+x`` right, ``+y``
 down the image), then to pixels through the pinhole intrinsics and the lens distortion
-(formulas in :mod:`pipeline.cameras.projection`).
+(formulas in :mod:`pipeline.cameras.lens_projection`).
 
 Distortion models and their coefficients (OpenCV's names and order):
 

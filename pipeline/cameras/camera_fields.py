@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.cameras.model import Camera, camera_error
+from pipeline.cameras.camera import Camera, camera_error
 from pipeline.cameras.rodrigues import rvec_to_matrix
 
 __all__ = ["KEYS", "camera_from_table", "looks_like_camera"]

@@ -13,7 +13,7 @@ with world axis ``u`` and pivot ``o``: ``u x (p - o)``; a slide with world direc
 ``u``. For a ball's swing coordinates the world axis is ``R_before @ J_l(s) @ b``, with
 ``J_l`` the left Jacobian of SO(3).
 
-A coupled model (driven axes, :mod:`pipeline.kinematics.model`) runs the same pass over
+A coupled model (driven axes, :mod:`pipeline.kinematics.plan_arrays`) runs the same pass over
 its *steps*, each at its value from :func:`~pipeline.kinematics.couplings.step_values`;
 a DOF's Jacobian column is then the sum, over the steps it drives, of the step's column
 times the step's derivative along the DOF (the chain rule through the functions).
@@ -27,7 +27,7 @@ import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.couplings import step_values
-from pipeline.kinematics.model import (
+from pipeline.kinematics.plan_arrays import (
     HINGE,
     HINGE_ALIGNED,
     SLIDE,

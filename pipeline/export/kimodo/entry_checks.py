@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.export.kimodo.errors import KimodoError
+from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.export.kimodo.skeleton import KimodoSkeleton
 
 __all__ = [

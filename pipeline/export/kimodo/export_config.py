@@ -8,7 +8,7 @@ from typing import Literal
 
 import numpy as np
 
-from pipeline.export.kimodo.errors import KimodoError
+from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.export.kimodo.meta import MAX_SEGMENT_FRAMES
 from pipeline.export.kimodo.skeleton import EE_NAMES
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.cameras.anipose import write_json, write_toml
-from pipeline.cameras.model import Camera, camera_error
+from pipeline.cameras.camera import Camera, camera_error
 from pipeline.formats.contract import FormatRegistry, Wording
 
 __all__ = [

@@ -37,7 +37,7 @@ from pipeline.bodyplan import BodyPlan
 from pipeline.cameras import Camera, pack, project, triangulate
 from pipeline.cluster import run_tasks
 from pipeline.errors import ConfigError, TracksError
-from pipeline.kinematics.forward import jacobian
+from pipeline.kinematics.fk_jacobian import jacobian
 from pipeline.provenance.fingerprint import BlockDigest, block_ranges, combine_digests
 from pipeline.provenance.hashing import json_sha256, new_digest
 from pipeline.solve import FitResult, SolverConfig, XYView, solve_sequence

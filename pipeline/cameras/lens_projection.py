@@ -60,7 +60,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pipeline.cameras.model import Camera
+from pipeline.cameras.camera import Camera
 
 __all__ = [
     "MODEL_CODES",
