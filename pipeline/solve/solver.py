@@ -11,7 +11,9 @@ The numpy engine is :mod:`pipeline.solve.numpy` (frames in lockstep lanes); the 
 both engines share are :mod:`pipeline.solve.rules`.
 
 Objective (QuickIK's): ``sum_i w_i |target_i - fk_i|^2 + neutral_weight * sum_k scaler_k
-(q_k - neutral_k)^2`` with ``w_i`` the observation weight times the joint's weight scaler;
+(q_k - neutral_k)^2`` with ``w_i`` the observation weight times the joint's weight scaler
+(times a per-keypoint weight when given), plus ``sum_d weight_d (q_d - target_d)^2`` for
+coordinate tasks (numpy engine only);
 relative damping ``damping * max(A_ii, 1)``; limits clamped after every step; a frame
 stops when its largest applied position and angle updates are under their tolerances.
 """
@@ -30,6 +32,7 @@ from pipeline.solve.numpy.frames import frames_in_lanes, sequence_in_lanes
 from pipeline.solve.numpy.pose import Pose, clamp, cold_pose, diagnostics, empty_pose, initial_pose
 from pipeline.solve.problem import Problem, prepare
 from pipeline.solve.result import FitResult
+from pipeline.solve.tasks import CoordinateTasks
 from pipeline.solve.temporal.annotate import annotate
 from pipeline.solve.temporal.model import check_fps
 from pipeline.solve.temporal.uncertainty import FrameMoments
@@ -65,14 +68,33 @@ def _coupled_engine(plan: BodyPlan, config: SolverConfig) -> SolverConfig:
     return replace(config, engine="numpy")
 
 
-def _prepare(plan, targets, weights, config: SolverConfig, mapper) -> tuple[Problem, bool]:
+def _tasks_engine(tasks: CoordinateTasks | None, config: SolverConfig) -> SolverConfig:
+    """``config`` on the numpy engine when there are coordinate tasks.
+
+    The compiled engine has no coordinate-task terms, so asking for it is an error.
+    """
+    if tasks is None or not tasks.weight:
+        return config
+    if config.engine == "compiled":
+        raise ConfigError(
+            "SolverConfig.engine: 'compiled' has no coordinate tasks, and this fit has "
+            f"tasks on {', '.join(sorted(tasks.weight))}; use 'auto' or 'numpy'"
+        )
+    return replace(config, engine="numpy")
+
+
+def _prepare(
+    plan, targets, weights, config: SolverConfig, mapper, keypoint_weights=None, tasks=None
+) -> tuple[Problem, bool]:
     """The problem, in float64 for the compiled engine; and whether that engine runs it."""
-    config = _coupled_engine(plan, config)
+    config = _tasks_engine(tasks, _coupled_engine(plan, config))
     mapper = as_mapper(mapper)
     compiled = _compiled(config, mapper)
+    extra = {"keypoint_weights": keypoint_weights, "coordinate_tasks": tasks}
     if compiled:  # float64 results: uncertainties from unrounded poses; rounded at the end
-        return prepare(plan, targets, weights, replace(config, dtype="float64"), mapper), True
-    return prepare(plan, targets, weights, config, mapper), False
+        cfg64 = replace(config, dtype="float64")
+        return prepare(plan, targets, weights, cfg64, mapper, **extra), True
+    return prepare(plan, targets, weights, config, mapper, **extra), False
 
 
 def _run_compiled(
@@ -156,6 +178,8 @@ def solve_frames(
     config: SolverConfig | None = None,
     initial=None,
     mapper=None,
+    keypoint_weights: np.ndarray | None = None,
+    coordinate_tasks: CoordinateTasks | None = None,
 ) -> FitResult:
     """Fit every frame independently.
 
@@ -177,13 +201,21 @@ def solve_frames(
         the solution with the lowest objective; ``iterations`` are the kept solve's.
     mapper : None, XYView, Camera or list of Camera
         How keypoints are observed (3D when None).
+    keypoint_weights : (n_joints,) array, optional
+        Per-keypoint weights multiplying every frame's observation weights (OpenSim's
+        marker-task weights); 0 leaves a keypoint out.
+    coordinate_tasks : CoordinateTasks, optional
+        Per-DOF targets with weights (:mod:`pipeline.solve.tasks`), objective terms
+        ``weight * (q_d - target)^2``; they run on the numpy engine.
 
     Returns
     -------
     FitResult
     """
     config = config or SolverConfig()
-    prob, compiled = _prepare(plan, targets, weights, config, mapper)
+    prob, compiled = _prepare(
+        plan, targets, weights, config, mapper, keypoint_weights, coordinate_tasks
+    )
     start = initial_pose(prob, initial) if initial is not None else None
     result, moments = _frames_from(prob, compiled, start)
     for k in range(1, config.restarts + 1 if prob.n_frames else 1):
@@ -201,6 +233,8 @@ def solve_sequence(
     config: SolverConfig | None = None,
     mapper=None,
     fps: float | None = None,
+    keypoint_weights: np.ndarray | None = None,
+    coordinate_tasks: CoordinateTasks | None = None,
 ) -> FitResult:
     """Fit consecutive frames, each warm-started from the frames before it.
 
@@ -213,7 +247,7 @@ def solve_sequence(
     Parameters
     ----------
     plan : BodyPlan
-    targets, weights, mapper
+    targets, weights, mapper, keypoint_weights, coordinate_tasks
         As in :func:`solve_frames`.
     config : SolverConfig, optional
     fps : float, optional
@@ -228,7 +262,9 @@ def solve_sequence(
     config = config or SolverConfig()
     if config.temporal == "smooth":
         check_fps(fps)
-    prob, compiled = _prepare(plan, targets, weights, config, mapper)
+    prob, compiled = _prepare(
+        plan, targets, weights, config, mapper, keypoint_weights, coordinate_tasks
+    )
     t = prob.n_frames
     if t == 0:
         none = np.zeros(0, np.int8)
