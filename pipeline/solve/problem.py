@@ -14,7 +14,7 @@ from pipeline.errors import ObservationError
 from pipeline.kinematics.model import KinematicModel, compile_plan
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.mappers import Mapper, as_mapper
-from pipeline.solve.tasks import CoordinateTasks, check_keypoint_weights
+from pipeline.solve.tasks import CoordinateTasks, check_keypoint_weights, named_keypoint_weights
 
 __all__ = ["Problem", "prepare"]
 
@@ -92,7 +92,8 @@ def prepare(
         works in float64 whatever dtype its results are returned in).
     keypoint_weights : (J,) array, optional
         Per-keypoint weights (OpenSim's marker-task weights) multiplying every frame's
-        observation weights; 0 leaves a keypoint out of the fit.
+        observation weights; 0 leaves a keypoint out of the fit. ``config.keypoint_weights``
+        (by joint name) multiplies them too.
     coordinate_tasks : CoordinateTasks, optional
         Per-DOF targets with weights, objective terms ``weight * (q_d - target)^2``.
 
@@ -139,6 +140,8 @@ def prepare(
         w[w < config.min_confidence] = 0.0
     if keypoint_weights is not None:
         w = w * check_keypoint_weights(keypoint_weights, nj)
+    if config.keypoint_weights:
+        w = w * named_keypoint_weights(config.keypoint_weights, plan)
     w = np.where(present, w, 0.0) * plan.joint_weight_scalers
     w = np.minimum(w, np.finfo(dt).max)  # absurd weights overflow the cost: flagged frames
     obs = np.where((w > 0)[..., None], t, 0.0)

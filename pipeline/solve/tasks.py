@@ -15,7 +15,7 @@ import numpy as np
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import ConfigError
 
-__all__ = ["CoordinateTasks", "check_keypoint_weights"]
+__all__ = ["CoordinateTasks", "check_keypoint_weights", "named_keypoint_weights"]
 
 
 def check_keypoint_weights(weights, n_joints: int) -> np.ndarray:
@@ -34,6 +34,29 @@ def check_keypoint_weights(weights, n_joints: int) -> np.ndarray:
     if not np.all(np.isfinite(w) & (w >= 0)):
         raise ConfigError("keypoint_weights: every weight must be a finite number >= 0")
     return w
+
+
+def named_keypoint_weights(weights: dict[str, float], plan: BodyPlan) -> np.ndarray:
+    """``(n_joints,)`` weights from joint names (``SolverConfig.keypoint_weights``).
+
+    Joints not named keep 1.
+
+    Raises
+    ------
+    ConfigError
+        A name that is no joint of ``plan`` (the valid names listed).
+    """
+    names = list(plan.joint_names)
+    index = {n: i for i, n in enumerate(names)}
+    out = np.ones(len(names))
+    for name, w in weights.items():
+        if name not in index:
+            raise ConfigError(
+                f"SolverConfig.keypoint_weights: {name!r} is not a joint of body plan "
+                f"{plan.name or '<plan>'!r}; valid: {', '.join(names)}"
+            )
+        out[index[name]] = float(w)
+    return out
 
 
 @dataclass(frozen=True)

@@ -111,3 +111,23 @@ def test_bad_tasks_and_weights_are_named(arm):
     tasks = CoordinateTasks({name: 1.0}, {name: 0.0})
     with pytest.raises(ConfigError, match="'compiled' has no coordinate tasks.*" + name):
         solve_frames(arm, target, config=SolverConfig(engine="compiled"), coordinate_tasks=tasks)
+
+
+def test_named_keypoint_weights_in_solver_config_and_run_config(arm):
+    from pipeline.config.models import RunConfig
+
+    target, keep = _targets(arm, np.random.default_rng(6), 3)
+    kw = np.where(keep, 1.0, 0.0)
+    kw[_markers(arm)[-1]] = 25.0
+    by_array = solve_frames(arm, target, config=TIGHT, keypoint_weights=kw)
+    named = {"r_radius_styloid": 25.0}
+    from dataclasses import replace
+
+    by_name = solve_frames(arm, target, config=replace(TIGHT, keypoint_weights=named))
+    np.testing.assert_allclose(by_name.dof_value, by_array.dof_value, atol=1e-9)
+    run = RunConfig.model_validate({"solver": {"keypoint_weights": named}})
+    assert run.solver_config.keypoint_weights == named
+    with pytest.raises(ConfigError, match="'nope' is not a joint.*valid: "):
+        solve_frames(arm, target, config=replace(TIGHT, keypoint_weights={"nope": 1.0}))
+    with pytest.raises(ConfigError, match="keypoint_weights: must map"):
+        SolverConfig(keypoint_weights={"r_radius_styloid": -1.0})
