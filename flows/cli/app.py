@@ -29,6 +29,7 @@ from flows.cli.common import (
 )
 from flows.cli.config import body_plan_app, config_app
 from flows.cli.export import export_app
+from flows.cli.ik import ik
 from flows.cli.output import console, err_console, q, quiet_dask_logs, say
 from flows.cli.render import render
 from flows.cli.report import report
@@ -373,6 +374,7 @@ app.add_typer(export_app, name="export")
 app.command("report")(report)
 app.command("render")(render)
 app.command("calibrate")(calibrate)
+app.command("ik")(ik)
 app.add_typer(config_app, name="config")
 app.add_typer(body_plan_app, name="body-plan")
 

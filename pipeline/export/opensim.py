@@ -14,8 +14,10 @@ One file per individual.
 per OpenSim coordinate of a plan imported from ``.osim``
 (:func:`pipeline.bodyplan.engine_config.to_engine_configuration`: ``q = (dof -
 intercept) / slope``), rotational coordinates in degrees and translational ones in the
-model's length unit. Coordinates the import froze (no DOF: spline-coupled axes) are left
-out, so OpenSim keeps them at their defaults as the import did. Plans not imported from
+model's length unit. Dependent coordinates (``CoordinateCouplerConstraint``s) follow, at
+their values from the fitted DOFs; one is in degrees when the axes it drives are hinges.
+Coordinates the import froze (no DOF) are left out, so OpenSim keeps them at their
+defaults as the import did. Plans not imported from
 OpenSim have no coordinates to write and are refused.
 """
 
@@ -165,6 +167,16 @@ def mot_text(name: str, time: np.ndarray, columns: dict[str, np.ndarray]) -> str
     return "\n".join(lines) + "\n"
 
 
+def _dependent_rotational(plan: BodyPlan) -> dict[str, bool]:
+    """Per dependent coordinate: whether every axis it drives is a hinge (degrees)."""
+    config = (plan.extras or {})["x-source"]["engine_configuration"]
+    kinds: dict[str, set[str]] = {}
+    for joint in plan.joints:
+        for axis in joint.driven:
+            kinds.setdefault(axis.coordinate, set()).add(axis.type)
+    return {n: kinds.get(n, {"hinge"}) == {"hinge"} for n in config.get("dependent") or []}
+
+
 def _opensim_entries(plan: BodyPlan) -> list[dict]:
     try:
         engine = engine_of(plan)
@@ -210,6 +222,9 @@ def mot_outputs(
                 continue
             v = np.asarray(values[e["coordinate"]], dtype=np.float64)
             columns[e["coordinate"]] = np.degrees(v) if types[e["dof"]] != "slide" else v
+        for dep, rotational in _dependent_rotational(plan).items():
+            v = np.asarray(values[dep], dtype=np.float64)
+            columns[dep] = np.degrees(v) if rotational else v
         text = mot_text(path.stem, time, columns)
         result.append(Output(path, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8")))
     return result

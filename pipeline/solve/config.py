@@ -135,6 +135,11 @@ class SolverConfig:
     temporal_position_noise : float
         The same for the root position and slides, in body sizes (``length_scale``)
         per s^2 per sqrt(s) (default 3).
+    keypoint_weights : dict of str to float or None
+        Per-keypoint weights by joint name (OpenSim's marker-task weights), multiplying
+        every frame's observation weights of that keypoint; joints not named keep 1, and
+        0 leaves a keypoint out (default None: all 1). Not a confidence: a keypoint's
+        weight in the objective in its own right.
     uncertainty : bool
         With ``temporal="none"``, give every frame its own standard deviations and
         observability from the inverse normal matrix at its solution (default True; the
@@ -173,6 +178,7 @@ class SolverConfig:
     temporal_noise: float = 10.0
     temporal_position_noise: float = 3.0
     uncertainty: bool = True
+    keypoint_weights: dict[str, float] | None = None
 
     #: Read by pydantic when a model has a ``SolverConfig`` field (a run config's
     #: ``solver``): unknown keys are errors. Not a dataclass field.
@@ -278,6 +284,20 @@ class SolverConfig:
             check_noise(f"SolverConfig.{name}", getattr(self, name))
         if not (isinstance(self.loss_scale, int | float) and self.loss_scale > 0):
             raise ConfigError(f"SolverConfig.loss_scale: must be > 0, not {self.loss_scale!r}")
+        if self.keypoint_weights is not None:
+            kw = self.keypoint_weights
+            if not isinstance(kw, dict) or not all(
+                isinstance(k, str)
+                and isinstance(v, int | float)
+                and not isinstance(v, bool)
+                and math.isfinite(v)
+                and v >= 0
+                for k, v in kw.items()
+            ):
+                raise ConfigError(
+                    "SolverConfig.keypoint_weights: must map joint names to finite numbers "
+                    f">= 0, not {kw!r}"
+                )
         if not isinstance(self.uncertainty, bool | np.bool_):
             raise ConfigError(
                 f"SolverConfig.uncertainty: must be true or false, not {self.uncertainty!r}"
@@ -310,8 +330,15 @@ class SolverConfig:
         return nw, float(self.position_tolerance) * scale, scale**2
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-JSON form (for provenance attrs and fingerprints)."""
-        return asdict(self)
+        """Plain-JSON form (for provenance attrs and fingerprints).
+
+        ``keypoint_weights`` is left out when None, so fits made before it existed keep
+        their fingerprints.
+        """
+        out = asdict(self)
+        if out["keypoint_weights"] is None:
+            del out["keypoint_weights"]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SolverConfig:

@@ -24,6 +24,7 @@ from pipeline.solve.numpy.frames import frames_in_lanes, sequence_in_lanes
 from pipeline.solve.numpy.pose import Pose, clamp, cold_pose
 from pipeline.solve.problem import Problem, prepare
 from pipeline.solve.result import FitResult
+from pipeline.solve.tasks import CoordinateTasks
 from pipeline.solve.temporal.annotate import annotate
 from pipeline.solve.temporal.uncertainty import FrameMoments
 
@@ -61,8 +62,29 @@ def _coupled_engine(plan: BodyPlan, config: SolverConfig) -> SolverConfig:
     return replace(config, engine="numpy")
 
 
+def _tasks_engine(tasks: CoordinateTasks | None, config: SolverConfig) -> SolverConfig:
+    """``config`` on the numpy engine when there are coordinate tasks.
+
+    The compiled engine has no coordinate-task terms, so asking for it is an error.
+    """
+    if tasks is None or not tasks.weight:
+        return config
+    if config.engine == "compiled":
+        raise ConfigError(
+            "SolverConfig.engine: 'compiled' has no coordinate tasks, and this fit has "
+            f"tasks on {', '.join(sorted(tasks.weight))}; use 'auto' or 'numpy'"
+        )
+    return replace(config, engine="numpy")
+
+
 def prepare_problem(
-    plan: BodyPlan, targets: np.ndarray, weights, config: SolverConfig, mapper
+    plan: BodyPlan,
+    targets: np.ndarray,
+    weights,
+    config: SolverConfig,
+    mapper,
+    keypoint_weights=None,
+    tasks: CoordinateTasks | None = None,
 ) -> tuple[Problem, bool]:
     """The problem of ``targets`` and whether the compiled engine solves it.
 
@@ -70,6 +92,10 @@ def prepare_problem(
     ----------
     plan, targets, weights, config, mapper
         As :func:`~pipeline.solve.solver.solve_frames` takes them (``mapper`` None: 3D).
+    keypoint_weights : (J,) array-like, optional
+        Per-keypoint weights multiplying the observation weights.
+    tasks : CoordinateTasks, optional
+        Coordinate-task terms; they run on the numpy engine.
 
     Returns
     -------
@@ -84,11 +110,13 @@ def prepare_problem(
     ConfigError
         ``engine="compiled"`` for observations or a (coupled) plan it does not solve.
     """
-    config = _coupled_engine(plan, config)
+    config = _tasks_engine(tasks, _coupled_engine(plan, config))
     mapper = as_mapper(mapper)
-    if _compiled(config, mapper):
-        return prepare(plan, targets, weights, replace(config, dtype="float64"), mapper), True
-    return prepare(plan, targets, weights, config, mapper), False
+    extra = {"keypoint_weights": keypoint_weights, "coordinate_tasks": tasks}
+    if _compiled(config, mapper):  # float64 results: uncertainties from unrounded poses
+        cfg64 = replace(config, dtype="float64")
+        return prepare(plan, targets, weights, cfg64, mapper, **extra), True
+    return prepare(plan, targets, weights, config, mapper, **extra), False
 
 
 def run_compiled(

@@ -14,6 +14,7 @@ from pipeline.errors import ObservationError
 from pipeline.kinematics.plan_arrays import KinematicModel, compile_plan
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.mappers import Mapper, as_mapper
+from pipeline.solve.tasks import CoordinateTasks, check_keypoint_weights, named_keypoint_weights
 
 __all__ = ["Problem", "prepare"]
 
@@ -38,6 +39,11 @@ class Problem:
         The effective position tolerance (length units).
     angle_floor : float
         Floor of an angle coordinate's relative damping, ``length_scale**2``.
+    task_weight : (N,) array or None
+        Coordinate-task weights per DOF (0: no task), in observation units squared per
+        DOF unit squared; None when no DOF has a task.
+    task_target : (T, N) array or None
+        Coordinate-task targets per frame and DOF (DOF units); None with ``task_weight``.
     """
 
     plan: BodyPlan
@@ -49,6 +55,8 @@ class Problem:
     neutral_weight: float
     position_tolerance: float
     angle_floor: float
+    task_weight: np.ndarray | None = None
+    task_target: np.ndarray | None = None
 
     @property
     def n_frames(self) -> int:
@@ -56,7 +64,16 @@ class Problem:
         return int(self.obs.shape[0])
 
 
-def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper, dtype=None) -> Problem:
+def prepare(
+    plan: BodyPlan,
+    targets,
+    weights,
+    config: SolverConfig,
+    mapper,
+    dtype=None,
+    keypoint_weights=None,
+    coordinate_tasks: CoordinateTasks | None = None,
+) -> Problem:
     """Validate targets/weights and build a :class:`Problem`.
 
     Parameters
@@ -73,6 +90,12 @@ def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper, dtyp
     dtype : numpy dtype, optional
         Working precision of the problem (default ``config.dtype``; the compiled engine
         works in float64 whatever dtype its results are returned in).
+    keypoint_weights : (J,) array, optional
+        Per-keypoint weights (OpenSim's marker-task weights) multiplying every frame's
+        observation weights; 0 leaves a keypoint out of the fit. ``config.keypoint_weights``
+        (by joint name) multiplies them too.
+    coordinate_tasks : CoordinateTasks, optional
+        Per-DOF targets with weights, objective terms ``weight * (q_d - target)^2``.
 
     Returns
     -------
@@ -115,9 +138,17 @@ def prepare(plan: BodyPlan, targets, weights, config: SolverConfig, mapper, dtyp
         w = np.nan_to_num(w, nan=0.0, posinf=0.0)
     if config.min_confidence > 0:
         w[w < config.min_confidence] = 0.0
+    if keypoint_weights is not None:
+        w = w * check_keypoint_weights(keypoint_weights, nj)
+    if config.keypoint_weights:
+        w = w * named_keypoint_weights(config.keypoint_weights, plan)
     w = np.where(present, w, 0.0) * plan.joint_weight_scalers
     w = np.minimum(w, np.finfo(dt).max)  # absurd weights overflow the cost: flagged frames
     obs = np.where((w > 0)[..., None], t, 0.0)
     nw, tol, floor = config.effective(plan)
     obs, w = obs.astype(dt, copy=False), w.astype(dt, copy=False)
-    return Problem(plan, model, mapper, config, obs, w, nw, tol, floor)
+    tw = tt = None
+    if coordinate_tasks is not None:
+        tw, tt = coordinate_tasks.arrays(plan, t.shape[0])
+        tw, tt = tw.astype(dt), tt.astype(dt)
+    return Problem(plan, model, mapper, config, obs, w, nw, tol, floor, tw, tt)

@@ -12,7 +12,9 @@ The numpy engine is :mod:`pipeline.solve.numpy` (frames in lockstep lanes); the 
 both engines share are :mod:`pipeline.solve.rules`.
 
 Objective (QuickIK's): ``sum_i w_i |target_i - fk_i|^2 + neutral_weight * sum_k scaler_k
-(q_k - neutral_k)^2`` with ``w_i`` the observation weight times the joint's weight scaler;
+(q_k - neutral_k)^2`` with ``w_i`` the observation weight times the joint's weight scaler
+(times a per-keypoint weight when given), plus ``sum_d weight_d (q_d - target_d)^2`` for
+coordinate tasks (numpy engine only);
 relative damping ``damping * max(A_ii, 1)``; limits clamped after every step; a frame
 stops when its largest applied position and angle updates are under their tolerances.
 """
@@ -29,6 +31,7 @@ from pipeline.solve.dispatch import finish, prepare_problem, solve_chained, solv
 from pipeline.solve.numpy.pose import Pose, clamp, diagnostics, empty_pose, initial_pose
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
+from pipeline.solve.tasks import CoordinateTasks
 from pipeline.solve.temporal.motion_model import check_fps
 from pipeline.solve.temporal.uncertainty import FrameMoments
 
@@ -81,6 +84,8 @@ def solve_frames(
     config: SolverConfig | None = None,
     initial=None,
     mapper=None,
+    keypoint_weights: np.ndarray | None = None,
+    coordinate_tasks: CoordinateTasks | None = None,
 ) -> FitResult:
     """Fit every frame independently.
 
@@ -102,13 +107,21 @@ def solve_frames(
         the solution with the lowest objective; ``iterations`` are the kept solve's.
     mapper : None, XYView, Camera or list of Camera
         How keypoints are observed (3D when None).
+    keypoint_weights : (n_joints,) array, optional
+        Per-keypoint weights multiplying every frame's observation weights (OpenSim's
+        marker-task weights); 0 leaves a keypoint out.
+    coordinate_tasks : CoordinateTasks, optional
+        Per-DOF targets with weights (:mod:`pipeline.solve.tasks`), objective terms
+        ``weight * (q_d - target)^2``; they run on the numpy engine.
 
     Returns
     -------
     FitResult
     """
     config = config or SolverConfig()
-    prob, compiled = prepare_problem(plan, targets, weights, config, mapper)
+    prob, compiled = prepare_problem(
+        plan, targets, weights, config, mapper, keypoint_weights, coordinate_tasks
+    )
     start = initial_pose(prob, initial) if initial is not None else None
     result, moments = solve_independent(prob, compiled, start)
     for k in range(1, config.restarts + 1 if prob.n_frames else 1):
@@ -126,6 +139,8 @@ def solve_sequence(
     config: SolverConfig | None = None,
     mapper=None,
     fps: float | None = None,
+    keypoint_weights: np.ndarray | None = None,
+    coordinate_tasks: CoordinateTasks | None = None,
 ) -> FitResult:
     """Fit consecutive frames, each warm-started from the frames before it.
 
@@ -138,7 +153,7 @@ def solve_sequence(
     Parameters
     ----------
     plan : BodyPlan
-    targets, weights, mapper
+    targets, weights, mapper, keypoint_weights, coordinate_tasks
         As in :func:`solve_frames`.
     config : SolverConfig, optional
     fps : float, optional
@@ -153,7 +168,9 @@ def solve_sequence(
     config = config or SolverConfig()
     if config.temporal == "smooth":
         check_fps(fps)
-    prob, compiled = prepare_problem(plan, targets, weights, config, mapper)
+    prob, compiled = prepare_problem(
+        plan, targets, weights, config, mapper, keypoint_weights, coordinate_tasks
+    )
     t = prob.n_frames
     if t == 0:
         none = np.zeros(0, np.int8)

@@ -82,5 +82,8 @@ def evaluate(
     cost = np.sum(w * rho2, axis=(1, 2)) + prob.neutral_weight * np.sum(
         model.prior_scale * dq * dq, axis=1
     )
+    if prob.task_weight is not None:
+        dt = q - prob.task_target[frames]
+        cost = cost + np.sum(prob.task_weight * dt * dt, axis=1)
     weff = w if rw is None else (w * rw).astype(model.dtype)
     return Evaluation(st, r, weff, d2, cost)

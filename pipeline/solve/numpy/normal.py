@@ -171,6 +171,7 @@ def solve_normal(
     neutral_weight: float,
     damping: np.ndarray,
     angle_floor: float = 1.0,
+    tasks: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """One damped Gauss-Newton step for a batch of poses.
 
@@ -191,6 +192,9 @@ def solve_normal(
     angle_floor : float
         ``length_scale**2`` (:meth:`SolverConfig.effective`), so that the damping means
         the same in any unit; 1 is QuickIK's ``max(A_ii, 1)``.
+    tasks : ((N,) array, (S, N) array), optional
+        Coordinate-task weights and the poses' targets: ``weight * (q - target)^2`` joins
+        the prior (:mod:`pipeline.solve.tasks`).
 
     Returns
     -------
@@ -203,7 +207,7 @@ def solve_normal(
         blocks = assemble_moments(model, st, residual[:, 0], weight[:, 0])
     else:
         blocks = assemble_rows(model, st, residual, weight, mapper_jac)
-    return solve_blocks(model, blocks, q, neutral_weight, damping, angle_floor)
+    return solve_blocks(model, blocks, q, neutral_weight, damping, angle_floor, tasks)
 
 
 def solve_blocks(
@@ -213,10 +217,11 @@ def solve_blocks(
     neutral_weight: float,
     damping: np.ndarray,
     angle_floor: float = 1.0,
+    tasks: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
-    """Add the neutral prior and damping, then eliminate blocks onto the separator.
+    """Add the neutral prior, coordinate tasks and damping, then eliminate blocks.
 
-    ``damping`` and ``angle_floor`` as in :func:`solve_normal`.
+    ``damping``, ``angle_floor`` and ``tasks`` as in :func:`solve_normal`.
 
     Returns
     -------
@@ -232,20 +237,24 @@ def solve_blocks(
     step = np.zeros((s, nr + model.n_dofs), dt)
     if ns + model.n_dofs == 0:
         return step
-    prior = (neutral_weight * model.prior_scale).astype(dt)
+    prior = np.broadcast_to((neutral_weight * model.prior_scale).astype(dt), q.shape)
     prior_grad = prior * (q - model.neutral)  # (S, N)
+    if tasks is not None:
+        task_weight, task_target = tasks
+        prior = prior + task_weight.astype(dt)
+        prior_grad = prior_grad + task_weight * (q - task_target)
     lam = damping.astype(dt)[:, None]
     sep_dof_idx = model.sep_dofs
     if sep_dof_idx.size:
         diag = np.arange(nr, ns)
-        a_ss[:, diag, diag] += prior[sep_dof_idx]
+        a_ss[:, diag, diag] += prior[:, sep_dof_idx]
         g_s[:, nr:] -= prior_grad[:, sep_dof_idx]
 
     if n_blocks:
         # prior, padding and damping on the block diagonal
         dmask = lay.blk_dof_mask
         idx = np.arange(nb)
-        dg = a_bb[..., idx, idx] + np.where(dmask, prior[lay.blk_dof], 1.0)
+        dg = a_bb[..., idx, idx] + np.where(dmask, prior[:, lay.blk_dof], 1.0)
         floor = np.where(dmask & model.angular[lay.blk_dof], angle_floor, 1.0).astype(dt)
         a_bb[..., idx, idx] = dg + lam[..., None] * np.maximum(dg, floor)
         g_b = np.where(dmask, g_b - prior_grad[:, lay.blk_dof], 0.0)

@@ -147,6 +147,8 @@ def _prior(prob: Problem) -> np.ndarray:
     model = prob.model
     prior = np.zeros(model.n_root + model.n_dofs)
     prior[model.n_root :] = prob.neutral_weight * np.asarray(model.prior_scale, np.float64)
+    if prob.task_weight is not None:
+        prior[model.n_root :] += prob.task_weight
     return prior
 
 

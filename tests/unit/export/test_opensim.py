@@ -159,3 +159,39 @@ def test_mot_of_a_full_body_model_puts_exactly_mapped_markers_in_place(tmp_path_
             got = _vec3(marker.getLocationInGround(state))
             worst = max(worst, np.abs(got - fitted[f, plan.joint_index(marker.getName())]).max())
     assert worst < 1e-6
+
+
+def test_mot_writes_dependent_coordinates_as_opensim_lists_them(tmp_path_factory, tmp_path):
+    """Pose2Sim's model has CoordinateCouplerConstraints: their dependent coordinates are
+    columns too, at their coupled values, so OpenSim's Storage carries every coordinate."""
+    model_file = SHARED / "data" / "pose2sim" / "opensim" / "Model_Pose2Sim_Body25b.osim"
+    level = osim.Logger.getLevelString()
+    osim.Logger.setLevelString("error")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plan = load_body_plan(model_file)
+        model = osim.Model(str(model_file))  # kept alive: its coordinate set is a view
+        coords = model.getCoordinateSet()
+    finally:
+        osim.Logger.setLevelString(level)
+    dependent = plan.extras["x-source"]["engine_configuration"]["dependent"]
+    assert dependent
+    fit = fit_model(plan, tmp_path_factory.mktemp("p2s"), "p2s", up_axis="y")
+    path = export("mot", fit, tmp_path / "p2s.mot").files[0]
+    st = osim.Storage(str(path))
+    labels = st.getColumnLabels()
+    names = [labels.get(i) for i in range(labels.getSize())]
+    assert set(dependent) <= set(names)
+    fitted = open_fit(fit)
+    q = np.asarray(fitted["dof_value"].isel(individual=0).transpose("time", "dof").values)
+    from pipeline.bodyplan.engine_config import coupling_values
+
+    values = coupling_values(plan, q)
+    for name in dependent:
+        col = osim.ArrayDouble()
+        st.getDataColumn(name, col)
+        got = np.array([col.get(i) for i in range(col.getSize())])
+        c = coords.get(name)
+        want = np.degrees(values[name]) if c.getMotionType() == 1 else values[name]
+        np.testing.assert_allclose(got, want, atol=1e-9)
