@@ -136,6 +136,14 @@ def ingest(
         str | None,
         typer.Option(help="Convert lengths to this unit (m, cm, mm, ...), e.g. --to-unit m."),
     ] = None,
+    up_axis: Annotated[
+        str | None,
+        typer.Option(
+            "--up-axis",
+            help="The world's up axis (x, y, z, -x, -y, -z) when the file does not say it or "
+            "says it wrongly; with --views, the calibration's world.",
+        ),
+    ] = None,
     skeleton_file: Annotated[
         Path | None, typer.Option(help="Kimodo reader: skeletons JSON file.")
     ] = None,
@@ -162,7 +170,7 @@ def ingest(
 
         given = parse_options(option)  # the named options below win over -O ones
         named = {"skeleton_file": skeleton_file and str(skeleton_file), "skeleton": skeleton}
-        named["keypoint_map"] = keypoint_map
+        named.update(keypoint_map=keypoint_map, up_axis=up_axis)
         given.update({k: v for k, v in named.items() if v is not None})
         run = load_run_config(config) if config else RunConfig()
         how = reader_settings(run.archive, format=format, fps=fps, to_unit=to_unit, options=given)
@@ -289,6 +297,14 @@ def fit(
         Path | None,
         typer.Option(help="Subject calibration (kinefit calibrate): fit its calibrated plan."),
     ] = None,
+    up_axis: Annotated[
+        str | None,
+        typer.Option(
+            "--up-axis",
+            help="The tracks' up axis (x, y, z, -x, -y, -z), replacing the store's: the fit "
+            "turns the world into the body plan's frame.",
+        ),
+    ] = None,
     set_: SetOption = None,
     verbose: Verbose = False,
 ) -> None:
@@ -354,6 +370,8 @@ def fit(
                     progress=update,
                     multiview=multiview,
                     image_scale=image_scale,
+                    up_axis=up_axis or run.up_axis,
+                    world_rotation=run.world_rotation,
                 )
             finally:
                 progress.stop()

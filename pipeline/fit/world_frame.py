@@ -71,7 +71,7 @@ class WorldFrameWarning(UserWarning):
 
 
 def check_up_axis(up: str | None, where: str) -> str | None:
-    """``up`` spelled one way (``"+z"`` -> ``"z"``, lower case), or a ConfigError naming ``where``."""
+    """``up`` spelled one way (``"+Z"`` -> ``"z"``); a ConfigError naming ``where`` if invalid."""
     if up is None:
         return None
     text = str(up).strip().lower().removeprefix("+")
