@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from pipeline.fit.world_frame import check_up_axis
 from pipeline.cameras import read_calibration
 from pipeline.cameras.pairing import pair_views
 from pipeline.errors import TracksError
 from pipeline.provenance.hashing import json_sha256, tree_sha256
 from pipeline.tracks import read_tracks
 from pipeline.tracks.multiview import make_multiview_dataset
+from pipeline.tracks.schema import check_up_axis
 
 __all__ = ["read_views", "view_name", "views_fingerprint"]
 

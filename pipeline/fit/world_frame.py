@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.errors import ConfigError
-from pipeline.tracks.schema import UP_AXES
+from pipeline.tracks.schema import check_up_axis
 
 __all__ = [
     "PLAN_FORMAT_UP_AXES",
@@ -68,16 +68,6 @@ FRAME_ATTRS = ("tracks_up_axis", "plan_up_axis", "world_rotation", "fitted_frame
 
 class WorldFrameWarning(UserWarning):
     """The tracks' and the body plan's up axes may differ and nothing says how."""
-
-
-def check_up_axis(up: str | None, where: str) -> str | None:
-    """``up`` spelled one way (``"+Z"`` -> ``"z"``); a ConfigError naming ``where`` if invalid."""
-    if up is None:
-        return None
-    text = str(up).strip().lower().removeprefix("+")
-    if text not in UP_AXES:
-        raise ConfigError(f"{where}: up axis {up!r} is not one of {', '.join(UP_AXES)}")
-    return text
 
 
 def up_vector(up: str) -> np.ndarray:

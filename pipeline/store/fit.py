@@ -32,6 +32,13 @@ Layout (the fit store's data contract, names exact)::
     root_angular_velocity, root_angular_acceleration (time, individual, space) float32
                                                                   world frame, rad/s, rad/s^2
 
+Frame: positions, orientations and root velocities are in the body plan's frame. When
+the tracks' world was turned into it (:mod:`pipeline.fit.world_frame`) the attrs say so:
+``world_rotation`` (3 x 3, tracks -> plan), ``tracks_up_axis``, ``plan_up_axis``,
+``fitted_frame`` (``"body plan"``), and ``up_axis`` is the frame's (the plan's). Exports
+write that frame: ``.trc`` / ``.mot`` are OpenSim's (Y up for an OpenSim plan), and CSV,
+movement and NWB carry the ``up_axis`` attr of the frame they are in.
+
 ``seam`` has one entry per time chunk (the seam at the chunk's first frame; entry 0 is
 NaN); ``overlap`` indexes the ``overlap_frames`` frames before the seam. Time variables
 are chunked ``chunk_frames`` along ``time`` only; every region write covers exactly one
