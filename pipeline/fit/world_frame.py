@@ -17,11 +17,10 @@ Rules (:func:`resolve_world_frame`):
   unturned and warns (:class:`WorldFrameWarning`); when neither is known it runs
   unturned, silently (nothing says they differ).
 
-:func:`up_rotation` is the smallest proper rotation taking one up axis onto the other:
-90 deg about ``source x target`` for perpendicular axes, the identity for equal ones, and
-180 deg about the next axis in ``x -> y -> z -> x`` order (after the source's) for
-opposite ones. Z up to Y up is ``(x, y, z) -> (x, z, -y)`` (-90 deg about X: the lab's
-forward X stays forward, its left Y becomes -Z, OpenSim's right-pointing Z).
+:func:`up_rotation` is a proper rotation taking one up axis onto the other, passing
+through +Y by cyclic permutations of the axes. Z up to Y up is ``(x, y, z) -> (y, z, x)``:
+the turn Pose2Sim applies from its Z-up calibration to its Y-up ``.trc`` (trc X = world
+Y, trc Y = world Z, trc Z = world X), and the one the Kimodo exporter uses.
 
 The fit then works in the plan's frame: 3-D positions ``p`` become ``R @ p``; a camera
 ``x_cam = R_c @ x + t`` becomes ``R_c @ R.T`` with the same ``t``, so its pixels do not
@@ -35,12 +34,13 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from pipeline.bodyplan.importers._common import PLAN_FORMAT_UP_AXES, plan_up_axis
 from pipeline.errors import ConfigError
 from pipeline.tracks.schema import check_up_axis
 
@@ -58,10 +58,6 @@ __all__ = [
     "up_vector",
 ]
 
-#: Up axis of a body plan by the format it was imported from (``x-source.format``), used
-#: when the plan does not say its own (``x-up-axis``): the formats' conventions.
-PLAN_FORMAT_UP_AXES: dict[str, str] = {"osim": "y", "bvh": "y", "mjcf": "z", "urdf": "z"}
-
 #: Fit store attrs this module writes.
 FRAME_ATTRS = ("tracks_up_axis", "plan_up_axis", "world_rotation", "fitted_frame")
 
@@ -78,49 +74,32 @@ def up_vector(up: str) -> np.ndarray:
     return v
 
 
-def _axis_angle(axis: np.ndarray, angle: float) -> np.ndarray:
-    k = axis / np.linalg.norm(axis)
-    kx = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    r = np.eye(3) + np.sin(angle) * kx + (1.0 - np.cos(angle)) * kx @ kx
-    return np.round(r, 15) + 0.0  # exact 0 / +-1 entries for axis turns
+#: Rotation taking each positive up axis to +Y, keeping the axes' cyclic order: Z up to
+#: Y up is ``(x, y, z) -> (y, z, x)``, the turn of Pose2Sim's ``.trc`` from its Z-up
+#: calibration and of the Kimodo exporter (MuJoCo's x forward becomes Kimodo's +Z).
+_TO_Y: dict[str, np.ndarray] = {
+    "y": np.eye(3),
+    "z": np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]),
+    "x": np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]),
+}
+_FLIP = np.diag([1.0, -1.0, -1.0])  # 180 deg about +X: -Y -> +Y
+
+
+def _to_y(up: str) -> np.ndarray:
+    base = _TO_Y[up[-1]]
+    return _FLIP @ base if up.startswith("-") else base
 
 
 def up_rotation(source_up: str, target_up: str) -> np.ndarray:
     """Rotation ``R`` (3, 3) with ``R @ up_vector(source_up) == up_vector(target_up)``.
 
-    The smallest turn (see the module docstring for the opposite-axes choice); a proper
-    rotation (determinant +1) with entries 0 and +-1.
+    ``R = C(target).T @ C(source)`` where ``C(u)`` takes ``u`` to +Y by a cyclic
+    permutation of the axes (and a half turn about X for a negative axis): a proper
+    rotation with entries 0 and +-1, the identity for equal axes.
     """
-    a, b = up_vector(source_up), up_vector(target_up)
-    if np.array_equal(a, b):
-        return np.eye(3)
-    if np.array_equal(a, -b):
-        nxt = np.zeros(3)
-        nxt[("xyz".index(check_up_axis(source_up, "up axis")[-1]) + 1) % 3] = 1.0
-        return _axis_angle(nxt, np.pi)
-    return _axis_angle(np.cross(a, b), np.pi / 2)
-
-
-def plan_up_axis(plan: Any) -> str | None:
-    """The body plan's up axis: its ``x-up-axis``, else its source format's convention.
-
-    Parameters
-    ----------
-    plan : BodyPlan
-
-    Returns
-    -------
-    str or None
-        One of ``UP_AXES``; None when neither says (a hand-written plan).
-    """
-    extras = getattr(plan, "extras", None) or {}
-    declared = extras.get("x-up-axis")
-    if declared is not None:
-        return check_up_axis(declared, f"{getattr(plan, 'source', None) or 'body plan'}: x-up-axis")
-    source = extras.get("x-source")
-    if isinstance(source, Mapping):
-        return PLAN_FORMAT_UP_AXES.get(str(source.get("format", "")).lower())
-    return None
+    source = check_up_axis(source_up, "up axis")
+    target = check_up_axis(target_up, "up axis")
+    return _to_y(target).T @ _to_y(source) + 0.0
 
 
 @dataclass(frozen=True)

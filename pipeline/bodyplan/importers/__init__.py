@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.bodyplan.errors import BodyPlanError
-from pipeline.bodyplan.importers._common import ConversionWarning, plan_unit
+from pipeline.bodyplan.importers._common import ConversionWarning, plan_unit, plan_up_axis
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.formats.contract import FormatRegistry, Wording
 
@@ -41,6 +41,7 @@ __all__ = [
     "guess_format",
     "import_body_plan",
     "plan_unit",
+    "plan_up_axis",
 ]
 
 #: Importer modules, in sniffing order.

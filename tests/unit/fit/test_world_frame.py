@@ -9,13 +9,13 @@ import pytest
 import xarray as xr
 from scipy.spatial.transform import Rotation
 
-from pipeline.bodyplan import load_body_plan
+from pipeline.bodyplan import load_body_plan, plan_up_axis
 from pipeline.cameras import pack, project, read_calibration
 from pipeline.errors import ConfigError
+from pipeline.export.kimodo.fk import up_axis_matrix
 from pipeline.fit import fit_session
 from pipeline.fit.world_frame import (
     WorldFrameWarning,
-    plan_up_axis,
     resolve_world_frame,
     rotate_cameras,
     rotate_positions,
@@ -45,15 +45,14 @@ def test_up_rotation_takes_every_up_axis_onto_every_other(source: str, target: s
     np.testing.assert_allclose(r @ r.T, np.eye(3), atol=1e-15)
     assert np.linalg.det(r) == pytest.approx(1.0)
     assert set(np.unique(np.abs(r))) <= {0.0, 1.0}  # an axis permutation, exactly
-    angle = np.degrees(Rotation.from_matrix(r).magnitude())
-    same, opposite = source[-1] == target[-1], source == target
-    assert angle == pytest.approx(0.0 if opposite else 180.0 if same else 90.0)
+    assert np.array_equal(up_rotation(target, source), r.T)  # the way back is the inverse
+    if target == "y":  # one convention with the Kimodo exporter's turn to its Y-up frame
+        np.testing.assert_array_equal(r, up_axis_matrix(source))
 
 
-def test_z_up_to_y_up_is_the_opensim_turn() -> None:
-    """Lab X forward stays forward, lab Y (left) becomes -Z (OpenSim's Z points right)."""
-    expected = Rotation.from_euler("x", -90, degrees=True).as_matrix()
-    np.testing.assert_allclose(up_rotation("z", "y"), expected, atol=1e-15)
+def test_z_up_to_y_up_is_pose2sims_turn() -> None:
+    """Pose2Sim's .trc of its Z-up calibration: trc X = world Y, Y = world Z, Z = world X."""
+    np.testing.assert_array_equal(up_rotation("z", "y") @ [1.0, 2.0, 3.0], [2.0, 3.0, 1.0])
 
 
 def test_rotating_observations_equals_the_explicit_matrix(rng) -> None:
