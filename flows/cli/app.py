@@ -21,6 +21,7 @@ from flows.cli.calibrate import calibrate, calibrated_plan
 from flows.cli.common import (
     ConfigOption,
     SetOption,
+    UpAxisOption,
     Verbose,
     cluster_override,
     guard,
@@ -136,14 +137,7 @@ def ingest(
         str | None,
         typer.Option(help="Convert lengths to this unit (m, cm, mm, ...), e.g. --to-unit m."),
     ] = None,
-    up_axis: Annotated[
-        str | None,
-        typer.Option(
-            "--up-axis",
-            help="The world's up axis (x, y, z, -x, -y, -z) when the file does not say it or "
-            "says it wrongly; with --views, the calibration's world.",
-        ),
-    ] = None,
+    up_axis: UpAxisOption = None,
     skeleton_file: Annotated[
         Path | None, typer.Option(help="Kimodo reader: skeletons JSON file.")
     ] = None,
@@ -297,14 +291,7 @@ def fit(
         Path | None,
         typer.Option(help="Subject calibration (kinefit calibrate): fit its calibrated plan."),
     ] = None,
-    up_axis: Annotated[
-        str | None,
-        typer.Option(
-            "--up-axis",
-            help="The tracks' up axis (x, y, z, -x, -y, -z), replacing the store's: the fit "
-            "turns the world into the body plan's frame.",
-        ),
-    ] = None,
+    up_axis: UpAxisOption = None,
     set_: SetOption = None,
     verbose: Verbose = False,
 ) -> None:

@@ -13,6 +13,7 @@ from pipeline.bodyplan import load_body_plan, plan_up_axis
 from pipeline.cameras import pack, project, read_calibration
 from pipeline.errors import ConfigError
 from pipeline.export.kimodo.fk import up_axis_matrix
+from pipeline.export.opensim import observed_keypoints
 from pipeline.fit import fit_session
 from pipeline.fit.world_frame import (
     WorldFrameWarning,
@@ -24,6 +25,7 @@ from pipeline.fit.world_frame import (
 )
 from pipeline.solve import SolverConfig
 from pipeline.store import open_tracks, write_tracks
+from pipeline.store.fit import open_fit
 from pipeline.tracks.registry import read_tracks
 from pipeline.tracks.schema import UP_AXES
 
@@ -128,6 +130,12 @@ def test_c3d_static_trial_stands_upright_in_a_y_up_opensim_model(tmp_path: Path)
     np.testing.assert_allclose(attrs["world_rotation"], up_rotation("z", "y"))
     angles = _pelvis(tmp_path / "fit.zarr")
     assert np.abs(angles[:, :2]).max() < 10.0  # tilt and list
+    # the .trc export's observed markers are turned into the plan's frame with the fitted ones
+    fit = open_fit(tmp_path / "fit.zarr")
+    joints, observed = observed_keypoints(fit, str(fit["individual"].values[0]))
+    fitted = fit["fitted_position"].isel(individual=0).sel(keypoint=joints)
+    gap = np.linalg.norm(observed - fitted.transpose("time", "keypoint", "space").values, axis=-1)
+    assert np.nanmedian(gap) < 0.05  # metres; unturned they would be a metre apart
     # the world stated wrongly as Y up: the old, lying-down fit
     fit_session(
         tracks,
