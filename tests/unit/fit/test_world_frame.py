@@ -11,6 +11,7 @@ from scipy.spatial.transform import Rotation
 
 from pipeline.bodyplan import load_body_plan, plan_up_axis
 from pipeline.cameras import pack, project, read_calibration
+from pipeline.config import make_run_config
 from pipeline.errors import ConfigError
 from pipeline.export.kimodo.fk import up_axis_matrix
 from pipeline.export.opensim import observed_keypoints
@@ -181,3 +182,10 @@ def test_turned_cameras_see_the_turned_world_in_the_same_pixels(rng) -> None:
     after = project(pack(rotate_cameras(cameras, r)), points @ r.T)
     assert np.isfinite(before).sum() > 20
     np.testing.assert_allclose(after, before, atol=1e-9, equal_nan=True)
+
+
+def test_the_run_config_states_the_world() -> None:
+    run = make_run_config({"up_axis": "z", "world_rotation": np.eye(3).tolist()})
+    assert run.up_axis == "z" and run.world_rotation == np.eye(3).tolist()
+    with pytest.raises(ConfigError, match="up_axis"):
+        make_run_config({"up_axis": "up"})
