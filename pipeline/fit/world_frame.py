@@ -198,10 +198,10 @@ def resolve_world_frame(
         r = up_rotation(tracks_up, plan_up)
         return WorldFrame(tracks_up, plan_up, tuple(map(tuple, r.tolist())), "up axes")
     if (tracks_up is None) != (plan_up is None):
-        unknown, known = ("tracks", plan_up) if tracks_up is None else ("body plan", tracks_up)
-        other = "body plan" if unknown == "tracks" else "tracks"
+        unknown, known = ("tracks'", plan_up) if tracks_up is None else ("body plan's", tracks_up)
+        other = "body plan's" if tracks_up is None else "tracks'"
         warnings.warn(
-            f"{source}: the {unknown}' up axis is unknown and the {other}' is {known!r}; "
+            f"{source}: the {unknown} up axis is unknown and the {other} is {known!r}; "
             "fitting without turning the world, so the root's angles may be off by a "
             "quarter turn: state it with --up-axis (up_axis= in the run config) or give a "
             "world_rotation",

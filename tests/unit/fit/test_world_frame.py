@@ -89,10 +89,10 @@ def test_resolution_rules() -> None:
 
 
 @pytest.mark.parametrize(
-    ("tracks", "plan", "unknown"), [(None, "y", "tracks"), ("z", None, "body plan")]
+    ("tracks", "plan", "unknown"), [(None, "y", "tracks'"), ("z", None, "body plan's")]
 )
 def test_one_unknown_up_axis_warns(tracks, plan, unknown) -> None:
-    with pytest.warns(WorldFrameWarning, match=f"the {unknown}' up axis is unknown.*--up-axis"):
+    with pytest.warns(WorldFrameWarning, match=f"the {unknown} up axis is unknown.*--up-axis"):
         frame = resolve_world_frame(tracks, plan, source="session.zarr")
     assert frame.identity
 
