@@ -21,6 +21,7 @@ from flows.cli.calibrate import calibrate, calibrated_plan
 from flows.cli.common import (
     ConfigOption,
     SetOption,
+    UpAxisOption,
     Verbose,
     cluster_override,
     guard,
@@ -137,6 +138,7 @@ def ingest(
         str | None,
         typer.Option(help="Convert lengths to this unit (m, cm, mm, ...), e.g. --to-unit m."),
     ] = None,
+    up_axis: UpAxisOption = None,
     skeleton_file: Annotated[
         Path | None, typer.Option(help="Kimodo reader: skeletons JSON file.")
     ] = None,
@@ -163,7 +165,7 @@ def ingest(
 
         given = parse_options(option)  # the named options below win over -O ones
         named = {"skeleton_file": skeleton_file and str(skeleton_file), "skeleton": skeleton}
-        named["keypoint_map"] = keypoint_map
+        named.update(keypoint_map=keypoint_map, up_axis=up_axis)
         given.update({k: v for k, v in named.items() if v is not None})
         run = load_run_config(config) if config else RunConfig()
         how = reader_settings(run.archive, format=format, fps=fps, to_unit=to_unit, options=given)
@@ -290,6 +292,7 @@ def fit(
         Path | None,
         typer.Option(help="Subject calibration (kinefit calibrate): fit its calibrated plan."),
     ] = None,
+    up_axis: UpAxisOption = None,
     set_: SetOption = None,
     verbose: Verbose = False,
 ) -> None:
@@ -355,6 +358,8 @@ def fit(
                     progress=update,
                     multiview=multiview,
                     image_scale=image_scale,
+                    up_axis=up_axis or run.up_axis,
+                    world_rotation=run.world_rotation,
                 )
             finally:
                 progress.stop()

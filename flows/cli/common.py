@@ -36,6 +36,15 @@ SetOption = Annotated[
     list[str] | None,
     typer.Option("--set", "-s", help="Override a config value: key.path=value (repeatable)."),
 ]
+UpAxisOption = Annotated[
+    str | None,
+    typer.Option(
+        "--up-axis",
+        help="The tracks' up axis (x, y, z, -x, -y, -z) where the file does not say it or "
+        "says it wrongly (with --views: the calibration's world); the fit turns the world "
+        "into the body plan's frame.",
+    ),
+]
 
 
 #: Exit statuses: a user error (bad input, a failed fit), an internal error (a bug), Ctrl-C.

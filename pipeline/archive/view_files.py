@@ -26,6 +26,7 @@ from pipeline.errors import TracksError
 from pipeline.provenance.hashing import json_sha256, tree_sha256
 from pipeline.tracks import read_tracks
 from pipeline.tracks.multiview import make_multiview_dataset
+from pipeline.tracks.schema import check_up_axis
 
 __all__ = ["read_views", "view_name", "views_fingerprint"]
 
@@ -130,7 +131,10 @@ def read_views(
     session : str, optional
         Session name.
     **options
-        Reader options for every view.
+        Reader options for every view, except ``up_axis``: the up axis of the
+        calibration's world (the views' own is their image's), kept as the store's
+        ``up_axis`` attr. Calibration files do not record it (Pose2Sim's are Z up,
+        Anipose's whatever the calibration chose): unknown unless given.
 
     Returns
     -------
@@ -151,6 +155,7 @@ def read_views(
         raise TracksError("no views given; pass --views NAME=FILE ... (one per camera)")
     given, named = _as_mapping(views)
     names = list(given)
+    world_up = options.pop("up_axis", None)
     calibration = Path(calibration)
     cameras, rule = pair_views(
         read_calibration(calibration, unit=unit), names, named=named, source=str(calibration)
@@ -212,6 +217,7 @@ def read_views(
             "view_pairing": rule,
             "view_names": names,
             **_shared_attrs(read),
+            "up_axis": check_up_axis(world_up, f"{calibration}: up_axis"),
         },
     )
 

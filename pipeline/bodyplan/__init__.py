@@ -20,7 +20,12 @@ from pipeline.bodyplan.engine_config import (
     from_engine_configuration,
     to_engine_configuration,
 )
-from pipeline.bodyplan.importers import ConversionWarning, import_body_plan, plan_unit
+from pipeline.bodyplan.importers import (
+    ConversionWarning,
+    import_body_plan,
+    plan_unit,
+    plan_up_axis,
+)
 from pipeline.bodyplan.io import (
     body_plan_sha256,
     body_plan_to_dict,
@@ -54,6 +59,7 @@ __all__ = [
     "mannequin",
     "place",
     "plan_unit",
+    "plan_up_axis",
     "propose_keypoint_map",
     "remove_joint",
     "rename",

@@ -340,6 +340,12 @@ class RunConfig(_Section):
     outputs: OutputsConfig = Field(default_factory=OutputsConfig)
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     calibration: CalibrationSettings = Field(default_factory=CalibrationSettings)
+    up_axis: Literal["x", "y", "z", "-x", "-y", "-z"] | None = None
+    """The tracks' up axis for ``kinefit fit``, replacing the store's (the fit turns the
+    observations into the body plan's frame: :mod:`pipeline.fit.world_frame`)."""
+    world_rotation: list[list[float]] | None = None
+    """A full 3 x 3 rotation from the tracks' world to the body plan's frame (rows),
+    instead of the up-axis rule."""
 
     @field_validator("cluster", mode="before")
     @classmethod

@@ -6,7 +6,8 @@ unit; ``root_qw`` .. ``root_qz``), one column per DOF named like the fit's ``dof
 coordinate (``knee_l/0 [rad]``; slides in length units), the named angles
 (:func:`pipeline.bodyplan.angles.joint_angles`, ``knee_l/flexion [deg]``; ``angles="rad"``
 or ``"none"``), then ``rms_error [m]`` and ``converged`` (1 or 0). Reads the canonical pose of the
-fit store.
+fit store. The root pose is in the fit store's frame, the body plan's (the store's
+``up_axis`` and ``world_rotation`` attrs say how it relates to the tracks' world).
 """
 
 from __future__ import annotations

@@ -79,6 +79,9 @@ def _seconds(fit: xr.Dataset, fps: float) -> np.ndarray:
 def observed_keypoints(fit: xr.Dataset, individual: str) -> tuple[list[str], np.ndarray]:
     """The tracked positions the fit used, per joint: ``(joints, (time, joint, 3))``.
 
+    Turned into the fit's frame by its ``world_rotation`` attr (the body plan's frame,
+    :mod:`pipeline.fit.world_frame`), where the fitted markers are.
+
     Raises
     ------
     ExportError
@@ -98,6 +101,9 @@ def observed_keypoints(fit: xr.Dataset, individual: str) -> tuple[list[str], np.
     position = tracks["position"].sel(individual=individual)
     position = position.sel(keypoint=[k for k, _ in pairs if k in names])
     xyz = np.asarray(position.transpose("time", "keypoint", "space").values, dtype=np.float64)
+    rotation = fit.attrs.get("world_rotation")
+    if rotation is not None:  # into the fit's (the body plan's) frame, as the fitted markers
+        xyz = xyz @ np.asarray(rotation, dtype=np.float64).T
     if xyz.shape[0] != fit.sizes["time"]:
         raise ExportError(
             f"trc export: the tracks store {path!r} has {xyz.shape[0]} frames, the fit "

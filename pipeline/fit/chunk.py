@@ -26,6 +26,7 @@ import numpy as np
 
 from pipeline.bodyplan import BodyPlan
 from pipeline.fit.view_setup import ViewSetup
+from pipeline.fit.world_frame import rotate_positions
 from pipeline.solve import FitResult, SolverConfig, solve_sequences
 from pipeline.store.atomic import retry_io
 from pipeline.store.chunks import mark_done, write_chunk
@@ -54,6 +55,8 @@ class ChunkTask:
     views: ViewSetup | None = None
     fps: float | None = None
     after_frames: int = 0
+    rotation: tuple[tuple[float, ...], ...] | None = None
+    """Tracks -> plan turn of 3-D positions (:mod:`pipeline.fit.world_frame`); None: none."""
 
 
 def _values(
@@ -101,6 +104,8 @@ def fit_chunk(
     hi = task.stop + task.after_frames
     position = read_frames(task.tracks, "position", dims[0], lo, hi)
     confidence = read_frames(task.tracks, "confidence", dims[1], lo, hi)
+    if task.rotation is not None and task.views is None:  # cameras are turned instead
+        position = rotate_positions(position, np.asarray(task.rotation), axis=1)
     t1 = time.perf_counter()
     keep = slice(task.start - lo, task.stop - lo)
     per_individual, seams, reprojection = [], [], []

@@ -22,6 +22,7 @@ from pipeline.cluster import run_tasks
 from pipeline.errors import FitError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
 from pipeline.fit.view_setup import ViewSetup
+from pipeline.fit.world_frame import WorldFrame
 from pipeline.provenance import fingerprint as fp
 from pipeline.provenance.hashing import canonical_json
 from pipeline.solve import SolverConfig
@@ -97,7 +98,11 @@ class SessionJob:
     chunk_task : callable
         Called as ``chunk_task(ChunkTask)`` once per chunk (:func:`fit_chunk`).
     views : ViewSetup or None
-        How a 2D session is observed (:mod:`pipeline.fit.view_setup`); None for 3D.
+        How a 2D session is observed (:mod:`pipeline.fit.view_setup`); None for 3D. Its
+        cameras are already turned into the plan's frame.
+    frame : WorldFrame or None
+        The turn of the observations into the body plan's frame
+        (:mod:`pipeline.fit.world_frame`); None: none.
     """
 
     out: Path
@@ -112,6 +117,7 @@ class SessionJob:
     signature: str
     chunk_task: Callable[[ChunkTask], Any] = fit_chunk
     views: ViewSetup | None = None
+    frame: WorldFrame | None = None
 
     def report(self, t0: float, **fields: Any) -> FitReport:
         """A :class:`FitReport` of this job; ``fields`` are the run's own."""
@@ -153,6 +159,7 @@ def _provenance(job: SessionJob) -> dict[str, Any]:
         "overlap_frames": layout.overlap_frames,
         "n_chunks": layout.n_chunks,
         **(job.views.attrs() if job.views else {}),
+        **(job.frame.attrs() if job.frame else {}),
     }
 
 
@@ -235,6 +242,7 @@ def fit_stores(
             views=job.views,
             fps=job.tracks_attrs.get("fps"),
             after_frames=_after(job, layout.bounds(k)[1]),
+            rotation=None if job.frame is None or job.frame.identity else job.frame.rotation,
         )
         for k in range(layout.n_chunks)
         if not done[k]

@@ -27,6 +27,7 @@ chunk (tests wrap :func:`~pipeline.fit.chunk.fit_chunk` to fail on purpose).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,6 +40,7 @@ from pipeline.errors import ConfigError, FitError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
 from pipeline.fit.run import FitReport, SessionJob, current_fit, fit_stores
 from pipeline.fit.view_setup import scan_views, view_setup
+from pipeline.fit.world_frame import WorldFrame, plan_up_axis, resolve_world_frame, rotate_cameras
 from pipeline.provenance import fingerprint as fp
 from pipeline.provenance.hashing import json_sha256
 from pipeline.solve import SolverConfig
@@ -93,6 +95,8 @@ def fit_session(
     chunk_task: Callable[[ChunkTask], Any] = fit_chunk,
     multiview: str = "direct",
     image_scale: float = 1.0,
+    up_axis: str | None = None,
+    world_rotation: Any = None,
 ) -> FitReport:
     """Fit every individual of a session; write the fit store ``out``.
 
@@ -133,6 +137,13 @@ def fit_session(
         triangulate each keypoint (DLT) and fit the 3D points.
     image_scale : float
         2-D image-plane tracks: the body plan's length per pixel (1: a plan in pixels).
+    up_axis : str, optional
+        The tracks' up axis (``"z"``, ``"-y"``, ...), replacing the store's ``up_axis``
+        attr; the observations are turned into the body plan's frame when the two differ
+        (:mod:`pipeline.fit.world_frame`). Not used for image-plane fits.
+    world_rotation : array (3, 3), optional
+        A full rotation from the tracks' world to the plan's frame, instead of the
+        up-axis rule.
 
     Returns
     -------
@@ -153,6 +164,19 @@ def fit_session(
     _check_out(out, tracks_path)
     plan = plan if isinstance(plan, BodyPlan) else load_body_plan(plan)
     views = view_setup(ds, plan, multiview=multiview, image_scale=image_scale, source=tracks_path)
+    frame = WorldFrame(None, None)
+    if views is None or views.kind == "cameras":  # the image plane is not a world
+        frame = resolve_world_frame(
+            ds.attrs.get("up_axis"),
+            plan_up_axis(plan),
+            up_axis=up_axis,
+            rotation=world_rotation,
+            source=tracks_path,
+        )
+    if views is not None and not frame.identity:
+        views = dataclasses.replace(
+            views, cameras=tuple(rotate_cameras(views.cameras, frame.matrix))
+        )
     mapping = map_keypoints(
         ds["keypoint"].values, plan.joint_names, keypoint_map, source=tracks_path
     )
@@ -178,6 +202,8 @@ def fit_session(
 
     def job(input_sha: str) -> SessionJob:
         plan_sha, pairs = body_plan_sha256(plan), mapping.pairs()
+        if not frame.identity:  # a turned world is another fit (identity: fingerprint as before)
+            plan_sha = json_sha256([plan_sha, [list(r) for r in frame.rotation]])
         return SessionJob(
             out=out,
             plan=plan,
@@ -191,6 +217,7 @@ def fit_session(
             signature=signature,
             chunk_task=chunk_task,
             views=views,
+            frame=frame,
         )
 
     current = store_attrs(out)

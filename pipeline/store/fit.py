@@ -32,6 +32,11 @@ Layout (the fit store's data contract, names exact)::
     root_angular_velocity, root_angular_acceleration (time, individual, space) float32
                                                                   world frame, rad/s, rad/s^2
 
+Positions and rotations are in the body plan's frame; attrs ``world_rotation`` (3 x 3,
+tracks -> plan, :mod:`pipeline.fit.world_frame`), ``tracks_up_axis``, ``plan_up_axis``
+and ``up_axis`` (the frame's) say how it relates to the tracks'. Exports write it (``.trc``
+and ``.mot``: OpenSim's Y up for an OpenSim plan; CSV, movement, NWB: with ``up_axis``).
+
 ``seam`` has one entry per time chunk (the seam at the chunk's first frame; entry 0 is
 NaN); ``overlap`` indexes the ``overlap_frames`` frames before the seam. Time variables
 are chunked ``chunk_frames`` along ``time`` only; every region write covers exactly one

@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import xarray as xr
 
+from pipeline.bodyplan.importers import plan_up_axis
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.fk_jacobian import forward_kinematics
 from pipeline.kinematics.rotations import rotvec_to_quat
@@ -233,7 +234,9 @@ def synthesize(
     -------
     SynthSession
         ``tracks`` (movement poses schema, float32, keypoints = joint names, ``unit``
-        and ``up_axis`` from the config) and ``truth`` (float64 ground truth).
+        from the config; ``up_axis`` the plan's own when it declares one, since the plan
+        is not turned and stands along it, else the config's) and ``truth`` (float64
+        ground truth).
     """
     size = body_size(plan)
     n_frames, n_ind = config.n_frames, config.n_individuals
@@ -263,7 +266,7 @@ def synthesize(
         fps=config.fps,
         source_software="kinefit.synth",
         unit=config.unit,
-        up_axis=config.up_axis,
+        up_axis=plan_up_axis(plan) or config.up_axis,
         session=session,
     )
     coords = {

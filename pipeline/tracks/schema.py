@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from pipeline.errors import TracksError
+from pipeline.errors import ConfigError, TracksError
 from pipeline.provenance.hashing import tree_sha256
 
 DIMS: tuple[str, str, str, str] = ("time", "space", "keypoint", "individual")
@@ -34,6 +34,22 @@ SPACE_NAMES: dict[int, tuple[str, ...]] = {2: ("x", "y"), 3: ("x", "y", "z")}
 #: movement's older plural dim names, renamed on validation.
 PLURAL_DIMS: dict[str, str] = {"keypoints": "keypoint", "individuals": "individual"}
 UP_AXES: tuple[str, ...] = ("x", "y", "z", "-x", "-y", "-z")
+
+
+def check_up_axis(up: str | None, where: str) -> str | None:
+    """``up`` spelled one way (``"+Z"`` -> ``"z"``); None stays None.
+
+    Raises
+    ------
+    ConfigError
+        ``up`` is not one of :data:`UP_AXES` (the message names ``where``).
+    """
+    if up is None:
+        return None
+    text = str(up).strip().lower().removeprefix("+")
+    if text not in UP_AXES:
+        raise ConfigError(f"{where}: up axis {up!r} is not one of {', '.join(UP_AXES)}")
+    return text
 
 
 def _names(values: Sequence[str] | None, n: int, prefix: str) -> np.ndarray:

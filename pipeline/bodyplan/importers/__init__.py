@@ -29,7 +29,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pipeline.bodyplan.importers.finishing import ConversionWarning, plan_unit
+from pipeline.bodyplan.importers.finishing import ConversionWarning, plan_unit, plan_up_axis
 from pipeline.bodyplan.load_errors import BodyPlanError
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.formats.contract import FormatRegistry, Wording
@@ -41,6 +41,7 @@ __all__ = [
     "guess_format",
     "import_body_plan",
     "plan_unit",
+    "plan_up_axis",
 ]
 
 #: Importer modules, in sniffing order.

@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pipeline.bodyplan.importers._build import PlanBuilder
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.bodyplan.parse import parse_plan
+from pipeline.tracks.schema import check_up_axis
 
-__all__ = ["ConversionWarning", "finish_plan", "head", "plan_unit", "starts_with"]
+__all__ = [
+    "PLAN_FORMAT_UP_AXES",
+    "ConversionWarning",
+    "finish_plan",
+    "head",
+    "plan_unit",
+    "plan_up_axis",
+    "starts_with",
+]
+
+#: Up axis of a body plan by the format it was imported from (``x-source.format``), used
+#: when the plan does not say its own (``x-up-axis``): the formats' conventions.
+PLAN_FORMAT_UP_AXES: dict[str, str] = {"osim": "y", "bvh": "y", "mjcf": "z", "urdf": "z"}
 
 
 class ConversionWarning(UserWarning):
@@ -56,6 +70,29 @@ def finish_plan(
 def plan_unit(plan: BodyPlan) -> str | None:
     """The plan's length unit: its ``unit`` field, else its ``x-unit`` extra."""
     return getattr(plan, "unit", None) or (plan.extras or {}).get("x-unit")
+
+
+def plan_up_axis(plan: BodyPlan) -> str | None:
+    """The plan's up axis: its ``x-up-axis``, else its source format's convention.
+
+    Importers write ``x-up-axis`` (OpenSim ``"y"``, MJCF and URDF ``"z"``); a plan
+    imported before they did falls back on :data:`PLAN_FORMAT_UP_AXES` by its
+    ``x-source.format``; the mannequin says ``"y"``. A hand-written plan may add
+    ``"x-up-axis": "z"`` (one of ``x, y, z, -x, -y, -z``).
+
+    Returns
+    -------
+    str or None
+        None when neither says (the plan's up axis is unknown).
+    """
+    extras = plan.extras or {}
+    declared = extras.get("x-up-axis")
+    if declared is not None:
+        return check_up_axis(declared, f"{plan.source or 'body plan'}: x-up-axis")
+    source = extras.get("x-source")
+    if isinstance(source, Mapping):
+        return PLAN_FORMAT_UP_AXES.get(str(source.get("format", "")).lower())
+    return None
 
 
 def head(path: str | Path, size: int = 4096) -> str:

@@ -187,6 +187,7 @@ def import_mjcf(
             entry["node"] = builder.ball_node(entry["node"])
     extras = {
         "x-unit": unit or _unit_from_gravity(m.opt.gravity),
+        "x-up-axis": "z",  # the format's convention (pipeline.fit.world_frame)
         "x-source": {
             "format": FORMAT,
             "file": str(path),

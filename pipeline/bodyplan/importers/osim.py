@@ -233,6 +233,7 @@ def _convert(osim, model, path: Path, file: str, index: XmlIndex, strict: bool) 
         builder.add_point(mk.getName(), node_of[frame.findBaseFrame().getName()], at.pos)
     extras = {
         "x-unit": model.getLengthUnits().getAbbreviation(),
+        "x-up-axis": "y",  # the format's convention (pipeline.fit.world_frame)
         "x-source": {
             "format": FORMAT,
             "file": str(path),

@@ -179,6 +179,7 @@ def import_urdf(
                 mimics.append(_mimic(joint, index, file, strict))
     extras = {
         "x-unit": "m",
+        "x-up-axis": "z",  # the format's convention (pipeline.fit.world_frame)
         "x-source": {
             "format": FORMAT,
             "file": str(path),

@@ -229,6 +229,7 @@ def mannequin_dict() -> dict[str, Any]:
         "fixed_base": False,
         "x-name": "mannequin",
         "x-unit": "m",
+        "x-up-axis": "y",
         "joints": joints,
     }
 

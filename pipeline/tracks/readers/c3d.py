@@ -9,8 +9,9 @@ What is read:
   with a negative residual (the C3D "invalid" flag) is missing (NaN).
 - rate: ``POINT:RATE`` (the header's frame rate as fallback): the file's rate wins.
 - unit: ``POINT:UNITS`` (``"mm"`` usually); ``"unknown"`` when absent.
-- up axis: ``POINT:Y_SCREEN`` (the axis shown vertical, e.g. ``"+Z"`` -> ``"z"``); None
-  (unknown) when absent.
+- up axis: ``POINT:Y_SCREEN`` (the axis shown vertical, e.g. ``"+Z"`` -> ``"z"``);
+  ``"z"`` when absent or unreadable (the convention of motion-capture labs writing C3D:
+  the floor is the XY plane); the ``up_axis`` option overrides it.
 - individuals: when ``SUBJECTS:USES_PREFIXES`` is set and every marker label starts with
   one of ``SUBJECTS:LABEL_PREFIXES`` (Vicon's ``Name:Marker``), each subject is an
   individual and its prefix is stripped; otherwise one individual with the full labels.
@@ -49,12 +50,16 @@ def _param(params: dict, group: str, name: str):
     return list(value) if isinstance(value, list | tuple) else [value]
 
 
-def _up_axis(y_screen) -> str | None:
+#: Up axis of a C3D file whose ``POINT:Y_SCREEN`` does not say one (the labs' convention).
+DEFAULT_UP_AXIS = "z"
+
+
+def _up_axis(y_screen) -> str:
     if not y_screen:
-        return None
+        return DEFAULT_UP_AXIS
     text = str(y_screen[0]).strip().lower()
     axis = text.lstrip("+")
-    return axis if axis in UP_AXES else None
+    return axis if axis in UP_AXES else DEFAULT_UP_AXIS
 
 
 def _split_subjects(labels: list[str], params: dict) -> tuple[list[str], list[str]] | None:

@@ -20,7 +20,9 @@ What is read:
   ``Frame#`` is kept as ``attrs["first_frame"]``.
 - rate: ``DataRate`` (the header's ``CameraRate``, ``OrigDataRate``... go to attrs).
 - unit: ``Units`` (``mm``, ``m``, ...), required.
-- up axis: not recorded by the format (OpenSim's convention is Y up): None.
+- up axis: not recorded by the format; ``"y"``, the convention of OpenSim (whose marker
+  file this is) and of Pose2Sim, which write it in the model's Y-up frame. A ``.trc``
+  exported from a Z-up lab needs ``up_axis=z``.
 - confidence: none in the format: NaN.
 """
 
@@ -211,6 +213,10 @@ def sniff(path: str | Path) -> bool:
     return len(lines) >= 2 and lines[0].startswith("PathFileType") and "DataRate" in lines[1]
 
 
+#: Up axis of every ``.trc`` (OpenSim's convention; the ``up_axis`` option overrides it).
+UP_AXIS = "y"
+
+
 def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
     """Read the markers of a ``.trc`` file (see the module docstring).
 
@@ -247,6 +253,7 @@ def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
         source_software=SOFTWARE,
         source_file=path,
         unit=arrays["unit"],
+        up_axis=UP_AXIS,
         extra_attrs={
             "source_format": FORMAT,
             "first_frame": int(arrays["frame"][0]),

@@ -71,7 +71,7 @@ def test_without_subjects_the_labels_are_the_keypoints(tmp_path: Path, rng) -> N
     ds = c3d.read(path, fps=30)  # the file's rate wins over the fps option
     assert list(ds.keypoint.values) == ["A:x", "B", "C"] and ds.sizes["individual"] == 1
     assert ds.attrs["fps"] == 120.0
-    assert ds.attrs["up_axis"] is None
+    assert ds.attrs["up_axis"] == "z"  # no POINT:Y_SCREEN: the labs' Z-up convention
     np.testing.assert_allclose(ds.position.values[..., 0], xyz.transpose(2, 0, 1), rtol=1e-6)
     assert c3d.read(path, include_model_outputs=True).sizes["keypoint"] == 3
 
