@@ -8,7 +8,6 @@ solver multiplies keypoint Jacobians by it, so every view is fitted jointly.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -19,8 +18,6 @@ from pipeline.errors import CameraError
 
 __all__ = [
     "CalibratedCameras",
-    "Camera",
-    "Cameras",
     "Identity3D",
     "Mapper",
     "XYView",
@@ -86,88 +83,6 @@ class XYView(Mapper):
         return np.broadcast_to(sel, positions.shape[:1] + (1,) + positions.shape[1:2] + (2, 3))
 
 
-@dataclass(frozen=True)
-class Camera:
-    """A pinhole camera (no distortion).
-
-    ``pixel = (fx * X / Z + cx, fy * Y / Z + cy)`` with ``(X, Y, Z) = rotation @ p +
-    translation`` the keypoint in camera coordinates (world-to-camera transform).
-
-    Attributes
-    ----------
-    fx, fy : float
-        Focal lengths in pixels.
-    cx, cy : float
-        Principal point in pixels.
-    rotation : (3, 3) array-like
-        World-to-camera rotation.
-    translation : (3,) array-like
-        World-to-camera translation (length units).
-    """
-
-    fx: float
-    fy: float
-    cx: float
-    cy: float
-    rotation: tuple = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
-    translation: tuple = (0.0, 0.0, 0.0)
-
-    def __post_init__(self) -> None:
-        rot = np.asarray(self.rotation, dtype=np.float64)
-        if rot.shape != (3, 3) or not np.allclose(rot @ rot.T, np.eye(3), atol=1e-6):
-            raise CameraError("Camera.rotation must be a 3x3 rotation matrix")
-        if np.asarray(self.translation).shape != (3,):
-            raise CameraError("Camera.translation must have 3 values")
-        object.__setattr__(self, "rotation", tuple(map(tuple, rot)))
-        object.__setattr__(self, "translation", tuple(float(v) for v in self.translation))
-
-
-class Cameras(Mapper):
-    """One or several pinhole cameras, each observation in its own view."""
-
-    dim = 2
-
-    def __init__(self, cameras: Sequence[Camera]):
-        if not cameras:
-            raise CameraError("at least one Camera is needed")
-        self.cameras = tuple(cameras)
-        self.n_views = len(self.cameras)
-        self._rot = np.array([c.rotation for c in self.cameras])  # (C, 3, 3)
-        self._t = np.array([c.translation for c in self.cameras])  # (C, 3)
-        self._f = np.array([[c.fx, c.fy] for c in self.cameras])  # (C, 2)
-        self._c = np.array([[c.cx, c.cy] for c in self.cameras])  # (C, 2)
-
-    def _camera_coords(self, positions: np.ndarray) -> np.ndarray:
-        rot = self._rot.astype(positions.dtype)
-        return (
-            np.einsum("cab,sjb->scja", rot, positions)
-            + self._t.astype(positions.dtype)[None, :, None]
-        )
-
-    def project(self, positions: np.ndarray) -> np.ndarray:
-        """Pixels ``(S, C, J, 2)``; points at or behind the camera plane give inf/NaN."""
-        xc = self._camera_coords(positions)
-        z = xc[..., 2:3]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            uv = xc[..., :2] / z
-        return uv * self._f[:, None].astype(positions.dtype) + self._c[:, None].astype(
-            positions.dtype
-        )
-
-    def jacobian(self, positions: np.ndarray) -> np.ndarray:
-        """``(S, C, J, 2, 3)``: ``f / Z * (R_row(0|1) - X|Y / Z * R_row2)``."""
-        dt = positions.dtype
-        xc = self._camera_coords(positions)
-        z = xc[..., 2]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inv = np.where(np.abs(z) > 1e-12, 1.0 / z, 0.0).astype(dt)
-        rot = self._rot.astype(dt)[None, :, None]  # (1, C, 1, 3, 3)
-        f = self._f.astype(dt)[None, :, None]  # (1, C, 1, 2)
-        ratio = xc[..., :2] * inv[..., None]  # (S, C, J, 2)
-        rows = rot[..., :2, :] - ratio[..., :, None] * rot[..., 2:3, :]
-        return (f * inv[..., None])[..., None] * rows
-
-
 class CalibratedCameras(Mapper):
     """Calibrated cameras with lens distortion (:class:`pipeline.cameras.Camera`).
 
@@ -213,22 +128,19 @@ class CalibratedCameras(Mapper):
         return np.where(seen[..., None], points, 0.0), np.where(seen, mean_w, 0.0)
 
 
-def as_mapper(mapper: Mapper | Camera | Sequence[Camera] | None) -> Mapper:
+def as_mapper(
+    mapper: Mapper | CalibratedCamera | Sequence[CalibratedCamera] | None,
+) -> Mapper:
     """Normalize the ``mapper`` argument of the solver entry points."""
     if mapper is None:
         return Identity3D()
     if isinstance(mapper, Mapper):
         return mapper
-    if isinstance(mapper, Camera):
-        return Cameras([mapper])
-    if isinstance(mapper, Sequence) and all(isinstance(c, Camera) for c in mapper):
-        return Cameras(mapper)
     if isinstance(mapper, CalibratedCamera):
         return CalibratedCameras([mapper])
     if isinstance(mapper, Sequence) and all(isinstance(c, CalibratedCamera) for c in mapper):
         return CalibratedCameras(mapper)
     raise TypeError(
-        "mapper must be None (3D), XYView(), a Camera or a list of Cameras (pinhole or "
-        "pipeline.cameras.Camera), "
+        "mapper must be None (3D), XYView(), a pipeline.cameras.Camera or a list of them, "
         f"not {type(mapper).__name__}"
     )

@@ -86,7 +86,7 @@ def prepare(
         ``(T, J)`` (or ``(T, C, J)`` with cameras); 0 or NaN means missing. Values below
         ``config.min_confidence`` count as missing.
     config : SolverConfig
-    mapper : None, Mapper, Camera or list of Camera
+    mapper : None, Mapper, pipeline.cameras.Camera or a list of them
     dtype : numpy dtype, optional
         Working precision of the problem (default ``config.dtype``; the compiled engine
         works in float64 whatever dtype its results are returned in).

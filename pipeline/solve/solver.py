@@ -94,8 +94,8 @@ def solve_frames(
     plan : BodyPlan
     targets : (T, n_joints, 3) array
         World keypoints, NaN where missing. For 2D observations ``(T, n_joints, 2)``
-        with ``mapper=XYView()`` or a :class:`Camera`, or ``(T, n_cameras, n_joints, 2)``
-        with a list of cameras.
+        with ``mapper=XYView()`` or a :class:`pipeline.cameras.Camera`, or
+        ``(T, n_cameras, n_joints, 2)`` with a list of cameras.
     weights : (T, n_joints) array, optional
         Observation weights (confidences); 0 or NaN marks a missing keypoint.
     config : SolverConfig, optional
@@ -105,7 +105,7 @@ def solve_frames(
         With ``config.restarts``, every frame is solved again from other starts (the
         previous frame's best, then the neutral DOFs under its own best root) and keeps
         the solution with the lowest objective; ``iterations`` are the kept solve's.
-    mapper : None, XYView, Camera or list of Camera
+    mapper : None, XYView, pipeline.cameras.Camera or a list of them
         How keypoints are observed (3D when None).
     keypoint_weights : (n_joints,) array, optional
         Per-keypoint weights multiplying every frame's observation weights (OpenSim's

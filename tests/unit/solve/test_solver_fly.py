@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from pipeline.bodyplan import load_body_plan
+from pipeline.cameras import Camera
 from pipeline.kinematics import forward_kinematics
-from pipeline.solve import Camera, SolverConfig, XYView, solve_frames, solve_sequence
+from pipeline.solve import SolverConfig, XYView, solve_frames, solve_sequence
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,16 @@ def test_2d_observations_recover_synthetic_poses(fly, fixtures, view):
         x /= np.linalg.norm(x)
         y = np.cross(z, x)
         rot = np.stack([x, y, z])
-        return Camera(fx=800, fy=800, cx=320, cy=240, rotation=rot, translation=-rot @ eye)
+        return Camera(
+            name="cam",
+            size=(640, 480),
+            fx=800,
+            fy=800,
+            cx=320,
+            cy=240,
+            rotation=tuple(map(tuple, rot)),
+            translation=tuple(-rot @ eye),
+        )
 
     if view == "xy":
         mapper = XYView()
