@@ -164,7 +164,9 @@ def demo(
             )
         say(f"demo archive: {len(files)} sessions in {q(out / 'archive')}")
         overrides = {
-            "archive": {"path": str(out / "archive")},
+            # the demo's sessions are rendered from the mannequin (+Y up); its CSV session
+            # cannot record that, so the archive says it for every session
+            "archive": {"path": str(out / "archive"), "options": {"up_axis": "y"}},
             "outputs": {"root": str(out)},
             "cluster": cluster_override(workers, None),
         }

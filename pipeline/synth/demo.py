@@ -20,6 +20,7 @@ import pandas as pd
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
+from pipeline.store.atomic import atomic_file
 from pipeline.synth import SynthConfig, synthesize
 
 __all__ = ["DEMO_SESSIONS", "write_demo_archive"]
@@ -102,13 +103,10 @@ def write_demo_archive(
         paths.append(path)
         truth = folder / "truth" / f"{name}.nc"
         if not truth.exists():
-            truth.parent.mkdir(exist_ok=True)
-            tmp = truth.with_name(f".{truth.name}.tmp")
-            session.truth.assign_attrs(session=name).to_netcdf(tmp)
-            tmp.replace(truth)
+            with atomic_file(truth) as tmp:
+                session.truth.assign_attrs(session=name).to_netcdf(tmp)
         if path.exists():
             continue
-        tmp = path.with_name(f".{path.name}.tmp")
-        (_write_netcdf if suffix == ".nc" else _write_csv)(session.tracks, tmp)
-        tmp.replace(path)
+        with atomic_file(path) as tmp:
+            (_write_netcdf if suffix == ".nc" else _write_csv)(session.tracks, tmp)
     return paths

@@ -223,7 +223,7 @@ def test_only_the_hashing_module_imports_hashlib():
 def test_only_the_atomic_module_renames_files_into_place():
     """One atomic writer: temporary-file-and-rename code lives in pipeline.store.atomic."""
     pattern = re.compile(
-        r"\bos\.(replace|rename)\(|\bmkstemp\(|NamedTemporaryFile\(|\.replace\(tmp"
+        r"\bos\.(replace|rename)\(|\bmkstemp\(|NamedTemporaryFile\(|\.replace\(tmp|\btmp\.replace\("
     )
     writers = sorted(name for name, path in MODULES.items() if pattern.search(path.read_text()))
     assert writers == ["pipeline.store.atomic"]

@@ -30,11 +30,11 @@ import numpy as np
 import pytest
 
 from pipeline.bodyplan import load_body_plan
+from pipeline.cameras import Camera
 from pipeline.errors import ConfigError
 from pipeline.kinematics import forward_kinematics
 from pipeline.kinematics.plan_arrays import compile_plan
 from pipeline.solve import (
-    Camera,
     FitResult,
     Identity3D,
     SolverConfig,
@@ -390,18 +390,24 @@ def test_unknown_engine_lists_the_choices():
         SolverConfig(engine="bogus")
 
 
-@pytest.mark.parametrize("mapper", ["xy", "camera"])
 @pytest.mark.parametrize("solve", [solve_frames, solve_sequence])
-def test_compiled_engine_refuses_2d_observations(solve, mapper):
+def test_compiled_engine_refuses_image_plane_observations(solve):
     plan = chain_plan()
-    if mapper == "xy":
-        mapper, targets = XYView(), np.zeros((3, plan.n_joints, 2))
-    else:
-        rot = np.eye(3)
-        mapper = Camera(fx=500, fy=500, cx=0, cy=0, rotation=rot, translation=[0, 0, 10.0])
-        targets = np.zeros((3, plan.n_joints, 2))
+    targets = np.zeros((3, plan.n_joints, 2))
     with pytest.raises(ConfigError, match=r"SolverConfig\.engine: 'compiled' solves 3D"):
-        solve(plan, targets, config=SolverConfig(engine="compiled"), mapper=mapper)
+        solve(plan, targets, config=SolverConfig(engine="compiled"), mapper=XYView())
+
+
+@pytest.mark.parametrize("solve", [solve_frames, solve_sequence])
+def test_compiled_engine_takes_a_pinhole_camera(solve):
+    """The one Camera class: distortion 'none' is the pinhole, solved by the compiled engine."""
+    plan = chain_plan()
+    camera = Camera(name="cam", size=(640, 480), fx=500, fy=500, cx=320, cy=240,
+                    translation=(0.0, 0.0, 10.0))  # fmt: skip
+    targets = np.full((3, plan.n_joints, 2), np.nan)
+    fit = solve(plan, targets, config=SolverConfig(engine="compiled"), mapper=camera)
+    assert fit.dof_value.shape == (3, plan.n_dofs)
+    assert np.isfinite(fit.dof_value).all()
 
 
 def test_auto_engine_solves_xy_views_with_numpy():

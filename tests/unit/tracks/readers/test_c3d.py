@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,17 +19,35 @@ from pipeline.tracks.readers import c3d  # noqa: E402
 MARKERS = ("LASI", "RASI", "LTOE")
 
 
+_WRITER = """
+import pickle, sys
+import ezc3d
+import numpy as np
+path, labels, xyz, rate, extra = pickle.load(sys.stdin.buffer)
+c = ezc3d.c3d()
+c["parameters"]["POINT"]["RATE"]["value"] = [rate]
+c["parameters"]["POINT"]["LABELS"]["value"] = tuple(labels)
+points = np.ones((4, *xyz.shape[1:]))
+points[:3] = xyz
+c["data"]["points"] = points
+for group, name, value in extra:
+    c.add_parameter(group, name, value)
+c.write(path)
+"""
+
+
 def write_c3d(path: Path, labels, xyz: np.ndarray, *, rate=200.0, extra=()) -> None:
-    """Write markers ``xyz (3, n_points, n_frames)`` with ezc3d."""
-    c = ezc3d.c3d()
-    c["parameters"]["POINT"]["RATE"]["value"] = [rate]
-    c["parameters"]["POINT"]["LABELS"]["value"] = tuple(labels)
-    points = np.ones((4, *xyz.shape[1:]))
-    points[:3] = xyz
-    c["data"]["points"] = points
-    for group, name, value in extra:
-        c.add_parameter(group, name, value)
-    c.write(str(path))
+    """Write markers ``xyz (3, n_points, n_frames)`` with ezc3d, in a fresh process.
+
+    ezc3d's SWIG overloads of ``Parameter.set`` were refused (``TypeError: Wrong number or
+    type of arguments``) in a test process that had run other tests before, though never in
+    a fresh one; the files are what these tests read, so they are written apart.
+    """
+    payload = pickle.dumps((str(path), list(labels), np.asarray(xyz), float(rate), list(extra)))
+    done = subprocess.run(
+        [sys.executable, "-c", _WRITER], input=payload, capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
 
 
 def two_subjects(rng, n_frames=8):
