@@ -185,7 +185,8 @@ def test_a_failed_reprocess_prints_kinefits_own_lines_only(tmp_path):
     (tmp_path / "archive" / "broken.nc").write_bytes(b"CDF\x01 truncated garbage")
     config = tmp_path / "run.yaml"
     config.write_text(
-        f"archive: {{path: {tmp_path / 'archive'}, fps: 60, patterns: ['*.nc', '*.csv']}}\n"
+        f"archive: {{path: {tmp_path / 'archive'}, fps: 60, patterns: ['*.nc', '*.csv'],\n"
+        "  options: {up_axis: y}}\n"  # the CSV session records no up axis (else: a warning)
         f"body_plan: mannequin\ncluster: {{mode: local, n_workers: 2}}\n"
         f"outputs: {{root: {tmp_path / 'out'}}}\n"
     )
