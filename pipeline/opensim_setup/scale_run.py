@@ -71,11 +71,19 @@ class ScaleRun:
     model_file: Path
 
 
-def _import(root: ET.Element, folder: Path, name: str) -> BodyPlan:
+def _import(root: ET.Element, folder: Path, name: str, source: Path) -> BodyPlan:
+    """Import the model under ``root`` (through a file in ``folder``), named ``source``."""
     from pipeline.bodyplan.importers.osim import import_osim
 
     path = write_text_atomic(folder / name, osim_scaling.model_text(root))
-    return import_osim(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plan = import_osim(path, source=str(source))
+    for w in caught:  # once, for the generic model, and without the temporary name
+        if name == "generic.osim":
+            text = str(w.message).replace(str(path), str(source))
+            warnings.warn(text, w.category, stacklevel=2)
+    return plan
 
 
 def _trial(path: Path, time_range: tuple[float, float], setup: ScaleSetup, field: str):
@@ -298,7 +306,7 @@ def run_scale(setup_path: str | Path, output: str | Path | None = None) -> Scale
         osim_scaling.add_markers(root, setup.marker_set_file)
     with tempfile.TemporaryDirectory(prefix="kinefit-scale-") as tmp:
         folder = Path(tmp)
-        generic = _import(root, folder, "generic.osim")
+        generic = _import(root, folder, "generic.osim", setup.model_file)
         defaults = {n: d for n, _, d in _coordinates(folder / "generic.osim")}
         measured = measurement_factors(setup, generic, defaults) if setup.scale else {}
         bodies = {b.get("name") for b in root.iter("Body")}
@@ -313,7 +321,7 @@ def run_scale(setup_path: str | Path, output: str | Path | None = None) -> Scale
         placed: dict[str, float] = {}
         rms = None
         if setup.place:
-            plan = _import(scaled, folder, "scaled.osim")
+            plan = _import(scaled, folder, "scaled.osim", out)
             locations, placed, rms = _place(setup, plan, folder / "scaled.osim", scaled)
             osim_scaling.set_marker_locations(scaled, locations)
         text = osim_scaling.model_text(scaled, setup.name)

@@ -7,8 +7,8 @@ What is read, under ``<OpenSimDocument><ScaleTool name=...>``:
   (a ``MarkerSet`` that replaces or adds to the model's markers; optional).
 - ``ModelScaler``: ``apply``, ``scaling_order`` (``measurements`` and ``manualScale`` in
   any sequence, OpenSim applies them in that order, a later one overwriting a body's
-  factors), ``MeasurementSet`` (each applied ``Measurement``: its ``MarkerPair``\\ s and
-  the ``BodyScale``\\ s with their axes), ``ScaleSet`` (each applied ``Scale``: segment and
+  factors), ``MeasurementSet`` (each applied ``Measurement``: its marker pairs and
+  the body scales with their axes), ``ScaleSet`` (each applied ``Scale``: segment and
   three factors), ``marker_file`` (the static ``.trc``), ``time_range``,
   ``preserve_mass_distribution``, ``output_model_file``.
 - ``MarkerPlacer``: ``apply``, ``IKTaskSet`` (as in an IK setup), ``marker_file``,
@@ -286,9 +286,7 @@ def read_scale_setup(path: str | Path) -> ScaleSetup:
             )
         measurements = _measurements(r, scaler) if "measurements" in order else ()
         manual = _manual(r, scaler) if "manualScale" in order else ()
-        scale_trc = r.file(
-            "ModelScaler.marker_file", _text(scaler, "marker_file"), must_exist=True
-        )
+        scale_trc = r.file("ModelScaler.marker_file", _text(scaler, "marker_file"), must_exist=True)
         if measurements and scale_trc is None:
             raise r.fail("ModelScaler.marker_file", "missing, but measurements are used")
     marker_tasks: tuple[MarkerTask, ...] = ()
@@ -309,11 +307,17 @@ def read_scale_setup(path: str | Path) -> ScaleSetup:
         if place_trc is None:
             raise r.fail("MarkerPlacer.marker_file", "missing, but the marker placer applies")
     stage, node = ("MarkerPlacer", placer) if place else ("ModelScaler", scaler)
-    out = None if node is None else r.file(
-        f"{stage}.output_model_file", _text(node, "output_model_file"), must_exist=False
+    out = (
+        None
+        if node is None
+        else r.file(
+            f"{stage}.output_model_file", _text(node, "output_model_file"), must_exist=False
+        )
     )
     if out is None:
-        raise r.fail(f"{stage}.output_model_file", "missing; the setup must name the model to write")
+        raise r.fail(
+            f"{stage}.output_model_file", "missing; the setup must name the model to write"
+        )
     return ScaleSetup(
         path=path,
         name=(tool.get("name") or path.stem).strip(),
