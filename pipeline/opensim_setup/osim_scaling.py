@@ -15,12 +15,13 @@ themselves:
 - attached geometry's ``scale_factors``;
 - mass properties: ``mass_center`` by the factors; with ``preserve_mass_distribution``
   the masses are kept, else each is multiplied by ``|sx sy sz|``; the inertia by ``s**2``
-  for a uniform factor (an ellipsoid of the same principal moments otherwise) times the
-  mass change; finally, with a subject mass, every mass and inertia by
+  for a uniform factor times the mass change (for unequal factors, OpenSim's cylinder of
+  the same principal moments); finally, with a subject mass, every mass and inertia by
   ``subject_mass / total_mass``.
 
-Not scaled: wrap objects' dimensions and muscles' fibre and tendon lengths (kinematics
-do not use them; OpenSim rescales those after scaling).
+Not scaled: wrap objects and muscles' fibre and tendon lengths (kinematics do not use
+them; OpenSim rescales those too). Bodies, markers, path points and mass properties
+agree with OpenSim's ``Model::scale`` of the same factors to 1e-12.
 
 :func:`add_markers` puts a ``MarkerSet`` file's markers (OpenSim 3 ``<body>`` or 4
 ``<socket_parent_frame>`` form) into the model; :func:`set_marker_locations` moves them.
@@ -116,25 +117,35 @@ def _is_dof(function: ET.Element) -> bool:
 
 
 def _scale_inertia(body: ET.Element, s: np.ndarray, mass_ratio: float) -> None:
+    """OpenSim's rule: exact for a uniform factor, else a cylinder of the same moments.
+
+    The cylinder's axis is the smallest principal moment's (``I_a = m r^2 / 2``, the others
+    ``m (l^2 / 12 + r^2 / 4)``); its radius scales with the two other factors, its length
+    with the axis's; products of inertia scale with their two axes' factors.
+    """
     node = body.find("inertia")
     if node is None:
         return
     inertia = _vec(node)
-    if np.allclose(s, s[0]):
+    mass = float(body.findtext("mass") or 0.0)
+    new_mass = mass * mass_ratio
+    if new_mass <= 0:
+        _set(node, inertia * 0.0)
+        return
+    if np.allclose(s, s[0], rtol=1e-12, atol=0):
         _set(node, inertia * s[0] ** 2 * mass_ratio)
         return
-    mass = float(body.findtext("mass") or 0.0)
-    if mass <= 0 or np.any(inertia[3:] != 0):
-        _set(node, inertia * float(np.prod(np.abs(s))) ** (2 / 3) * mass_ratio)
-        return
-    ixx, iyy, izz = inertia[:3]
-    # an ellipsoid of these principal moments: I_x = m (b^2 + c^2) / 5, ...
-    half = 2.5 / mass
-    a2 = np.maximum(half * np.array([iyy + izz - ixx, ixx + izz - iyy, ixx + iyy - izz]), 0)
-    a2 = a2 * s**2
-    new_mass = mass * mass_ratio
-    moments = new_mass / 5 * np.array([a2[1] + a2[2], a2[0] + a2[2], a2[0] + a2[1]])
-    _set(node, np.concatenate([moments, inertia[3:]]))
+    moments = inertia[:3]
+    axis = int(np.argmin(moments))  # ties go to the first, as OpenSim's comparisons do
+    other = 1 if axis == 0 else 0
+    r2 = max(2.0 * moments[axis] / mass, 0.0)
+    l2 = max(12.0 * (moments[other] - 0.25 * mass * r2) / mass, 0.0) * s[axis] ** 2
+    rest = [k for k in range(3) if k != axis]
+    r2 = r2 * s[rest[0]] * s[rest[1]]
+    out = np.full(3, new_mass * (l2 / 12.0 + 0.25 * r2))
+    out[axis] = 0.5 * new_mass * r2
+    products = inertia[3:] * np.array([s[0] * s[1], s[0] * s[2], s[1] * s[2]]) * mass_ratio
+    _set(node, np.concatenate([out, products]))
 
 
 def scale_model(
