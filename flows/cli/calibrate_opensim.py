@@ -33,6 +33,7 @@ def scale_from_setup(setup: Path, out: Path | None, force: bool) -> None:
         if run.static_rms is not None
         else ""
     )
-    say(f"[green]scaled[/] {factors}{placed}; wrote {q(run.model_file)}")
+    others = "".join(f" and {q(p)}" for p in run.other_files)
+    say(f"[green]scaled[/] {factors}{placed}; wrote {q(run.model_file)}{others}")
     if run.skipped:
         say(f"  not in the model, skipped as OpenSim skips them: {', '.join(run.skipped)}")

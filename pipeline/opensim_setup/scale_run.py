@@ -16,7 +16,10 @@ solver:
    weights and coordinate tasks, OpenSim's objective) on the scaled model, then moves each
    marker that is not ``fixed`` to its experimental position, in its body's frame;
 5. the model written to the setup's ``output_model_file`` (or ``output``), one file that
-   OpenSim and :func:`~pipeline.bodyplan.importers.osim.import_osim` both load.
+   OpenSim and :func:`~pipeline.bodyplan.importers.osim.import_osim` both load, with the
+   setup's ``output_scale_file`` (the applied factors) and the placer's
+   ``output_motion_file`` (the static pose) when it names them (beside ``output`` when
+   given), all written together or none.
 """
 
 from __future__ import annotations
@@ -30,14 +33,15 @@ from pathlib import Path
 
 import numpy as np
 
-from pipeline.bodyplan.engine_config import from_engine_configuration
+from pipeline.bodyplan.engine_config import from_engine_configuration, to_engine_configuration
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import ConfigError
+from pipeline.export.opensim import mot_text
 from pipeline.kinematics.fk_jacobian import forward_kinematics
 from pipeline.opensim_setup import osim_scaling
 from pipeline.opensim_setup.ik_setup import IKSetup
 from pipeline.opensim_setup.scale_setup import ScaleSetup, read_scale_setup
-from pipeline.store.atomic import write_text_atomic
+from pipeline.store.atomic import atomic_files, write_text_atomic
 
 __all__ = ["ScaleRun", "measurement_factors", "run_scale"]
 
@@ -61,6 +65,9 @@ class ScaleRun:
     static_rms : float or None
         RMS (m) of the scaled model's markers against the static pose before placement.
     model_file : Path
+    other_files : tuple of Path
+        The setup's ``output_scale_file`` and ``output_motion_file`` (the static pose) as
+        written.
     """
 
     factors: dict[str, np.ndarray]
@@ -69,6 +76,7 @@ class ScaleRun:
     placed: dict[str, float]
     static_rms: float | None
     model_file: Path
+    other_files: tuple[Path, ...] = ()
 
 
 def _import(root: ET.Element, folder: Path, name: str, source: Path) -> BodyPlan:
@@ -103,7 +111,7 @@ def _trial(path: Path, time_range: tuple[float, float], setup: ScaleSetup, field
     pos = tracks["position"].isel(individual=0, time=np.flatnonzero(keep))
     pos = np.asarray(pos.transpose("time", "keypoint", "space").values, np.float64)
     pos = pos * unit_factor(tracks.attrs.get("unit", "m"), "m", str(path))
-    return [str(k) for k in tracks["keypoint"].values], pos
+    return [str(k) for k in tracks["keypoint"].values], pos, time[keep]
 
 
 def measurement_factors(
@@ -120,7 +128,7 @@ def measurement_factors(
     if not setup.measurements:
         return {}
     assert setup.scale_marker_file is not None
-    names, pos = _trial(setup.scale_marker_file, setup.scale_time_range, setup, "ModelScaler")
+    names, pos, _ = _trial(setup.scale_marker_file, setup.scale_time_range, setup, "ModelScaler")
     column = {n: i for i, n in enumerate(names)}
     q = from_engine_configuration(plan, defaults).dof_values
     model = np.asarray(forward_kinematics(plan, q), np.float64)
@@ -217,7 +225,9 @@ def _place(setup: ScaleSetup, plan: BodyPlan, model_file: Path, root: ET.Element
     from pipeline.solve import solve_sequence
 
     assert setup.place_marker_file is not None
-    names, pos = _trial(setup.place_marker_file, setup.place_time_range, setup, "MarkerPlacer")
+    names, pos, time = _trial(
+        setup.place_marker_file, setup.place_time_range, setup, "MarkerPlacer"
+    )
     with np.errstate(invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a marker never seen: all NaN
         mean = np.nanmean(pos, axis=0)
@@ -260,7 +270,11 @@ def _place(setup: ScaleSetup, plan: BodyPlan, model_file: Path, root: ET.Element
         offset = np.asarray(plan.joints[j].offset_pos, np.float64)
         locations[name] = offset + rot[int(plan.parent_indices[j])].T @ delta
         moved[name] = float(np.linalg.norm(delta))
-    return locations, moved, (float(np.sqrt(np.mean(d2))) if d2 else None)
+    values = to_engine_configuration(plan, q)
+    assert isinstance(values, dict)
+    pose = {n: float(np.degrees(values[n][0]) if rot else values[n][0]) for n, rot, _ in coords}
+    static = (float(time[0]), pose)
+    return locations, moved, (float(np.sqrt(np.mean(d2))) if d2 else None), static
 
 
 _IK = IKSetup(
@@ -319,11 +333,36 @@ def run_scale(setup_path: str | Path, output: str | Path | None = None) -> Scale
             subject_mass=setup.mass,
         )
         placed: dict[str, float] = {}
-        rms = None
+        rms = static = None
         if setup.place:
             plan = _import(scaled, folder, "scaled.osim", out)
-            locations, placed, rms = _place(setup, plan, folder / "scaled.osim", scaled)
+            locations, placed, rms, static = _place(setup, plan, folder / "scaled.osim", scaled)
             osim_scaling.set_marker_locations(scaled, locations)
-        text = osim_scaling.model_text(scaled, setup.name)
-    write_text_atomic(out, text)
-    return ScaleRun(factors, measured, skipped, placed, rms, out)
+        texts = {out: osim_scaling.model_text(scaled, setup.name)}
+    beside = output is not None  # --out: the other files beside it, under their names
+    if setup.output_scale_file is not None:
+        path = out.parent / setup.output_scale_file.name if beside else setup.output_scale_file
+        texts[path] = _scale_set_text(setup.name, factors)
+    if setup.output_motion_file is not None and static is not None:
+        path = out.parent / setup.output_motion_file.name if beside else setup.output_motion_file
+        t, pose = static
+        columns = {n: np.array([v]) for n, v in pose.items()}
+        texts[path] = mot_text(f"{setup.name} static pose", np.array([t]), columns)
+    with atomic_files(*texts) as temps:
+        for tmp_path, text in zip(temps, texts.values(), strict=True):
+            tmp_path.write_text(text, encoding="utf-8")
+    return ScaleRun(factors, measured, skipped, placed, rms, out, tuple(texts)[1:])
+
+
+def _scale_set_text(name: str, factors: dict[str, np.ndarray]) -> str:
+    """OpenSim's ``ScaleSet`` file of the applied factors (``output_scale_file``)."""
+    rows = "".join(
+        f'\t\t\t<Scale name="">\n\t\t\t\t<scales> {" ".join(repr(float(v)) for v in f)} </scales>'
+        f"\n\t\t\t\t<segment>{body}</segment>\n\t\t\t\t<apply>true</apply>\n\t\t\t</Scale>\n"
+        for body, f in sorted(factors.items())
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8" ?>\n<OpenSimDocument Version="40000">\n'
+        f'\t<ScaleSet name="{name}_scaleSet_applied">\n\t\t<objects>\n{rows}'
+        "\t\t</objects>\n\t\t<groups />\n\t</ScaleSet>\n</OpenSimDocument>\n"
+    )

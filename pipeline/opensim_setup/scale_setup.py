@@ -10,9 +10,9 @@ What is read, under ``<OpenSimDocument><ScaleTool name=...>``:
   factors), ``MeasurementSet`` (each applied ``Measurement``: its marker pairs and
   the body scales with their axes), ``ScaleSet`` (each applied ``Scale``: segment and
   three factors), ``marker_file`` (the static ``.trc``), ``time_range``,
-  ``preserve_mass_distribution``, ``output_model_file``.
+  ``preserve_mass_distribution``, ``output_model_file``, ``output_scale_file``.
 - ``MarkerPlacer``: ``apply``, ``IKTaskSet`` (as in an IK setup), ``marker_file``,
-  ``time_range``, ``output_model_file``.
+  ``time_range``, ``output_model_file``, ``output_motion_file``.
 
 Relative paths are resolved against the setup file's folder, as OpenSim's tool does.
 Errors name the setup file and the field (:class:`pipeline.errors.ConfigError`).
@@ -103,6 +103,10 @@ class ScaleSetup:
     place_time_range : (float, float)
     output_model_file : Path
         The model to write: the placer's when it applies, else the scaler's.
+    output_scale_file : Path or None
+        ``ModelScaler.output_scale_file``: the applied factors (a ``ScaleSet``).
+    output_motion_file : Path or None
+        ``MarkerPlacer.output_motion_file``: the static pose (``.mot``).
     """
 
     path: Path
@@ -123,6 +127,8 @@ class ScaleSetup:
     place_marker_file: Path | None
     place_time_range: tuple[float, float]
     output_model_file: Path
+    output_scale_file: Path | None = None
+    output_motion_file: Path | None = None
 
 
 class _Reader:
@@ -342,4 +348,16 @@ def read_scale_setup(path: str | Path) -> ScaleSetup:
         place_marker_file=place_trc,
         place_time_range=r.time_range("MarkerPlacer.time_range", placer),
         output_model_file=out,
+        output_scale_file=None
+        if scaler is None or not scale
+        else r.file(
+            "ModelScaler.output_scale_file", _text(scaler, "output_scale_file"), must_exist=False
+        ),
+        output_motion_file=None
+        if placer is None or not place
+        else r.file(
+            "MarkerPlacer.output_motion_file",
+            _text(placer, "output_motion_file"),
+            must_exist=False,
+        ),
     )

@@ -158,6 +158,39 @@ def test_scaled_model_is_opensims_and_loads_in_kinefit(scaled):
         np.testing.assert_allclose(fk[names.index(marker)], rest[marker], atol=1e-9)
 
 
+def test_scale_set_and_static_pose_files_open_in_opensim(scaled):
+    """The applied factors as an OpenSim ScaleSet; the static pose as a Storage that puts
+    the placed markers (OpenSim's forward kinematics) on the averaged static trial."""
+    from pipeline.tracks.readers import trc
+
+    scale_set = osim.ScaleSet(str(scaled.parent / "subject01_scaleSet_applied.xml"))
+    geometry = _geometry_factors(scaled)
+    assert scale_set.getSize() == 12
+    for i in range(scale_set.getSize()):
+        s = scale_set.get(i)
+        f = s.getScaleFactors()
+        np.testing.assert_allclose([f.get(k) for k in range(3)], geometry[s.getSegmentName()])
+    motion = scaled.parent / "subject01_static_output.mot"
+    assert osim.Storage(str(motion)).getSize() == 1
+    pose = read_storage(motion)
+    model = osim.Model(str(scaled))
+    state = model.initSystem()
+    cs = model.getCoordinateSet()
+    for c in [str(c) for c in pose["coordinate"].values]:
+        v = float(pose["value"].sel(coordinate=c).values[0])
+        coord = cs.get(c)
+        coord.setValue(state, np.radians(v) if coord.getMotionType() == 1 else v, False)
+    model.realizePosition(state)
+    static = trc.read(DATA / "subject01_static.trc")
+    t = static["time"].values
+    frames = static["position"].isel(individual=0, time=np.flatnonzero((t >= 1) & (t <= 2)))
+    mean = frames.mean("time").transpose("keypoint", "space") / 1000.0  # mm
+    for m in model.getMarkerSet():
+        p = m.getLocationInGround(state)
+        want = mean.sel(keypoint=m.getName()).values
+        np.testing.assert_allclose([p.get(k) for k in range(3)], want, atol=1e-6)
+
+
 def test_walk_with_kinefits_scaled_model_matches_published_angles(scaled, tmp_path):
     tree = ET.parse(IK)
     tool = tree.getroot().find("InverseKinematicsTool")
