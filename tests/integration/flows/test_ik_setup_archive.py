@@ -17,6 +17,7 @@ from pipeline.errors import ConfigError
 from pipeline.store import open_fit
 from pipeline.tracks.opensim_storage import read_storage
 from tests.fixtures.flows_samples import run_config
+from tests.fixtures.opensim_walk import walk_excerpt
 from tests.fixtures.shared_data import SHARED
 
 osim = pytest.importorskip("opensim")
@@ -24,7 +25,6 @@ osim.Logger.setLevelString("error")
 
 DATA = SHARED / "data" / "opensim" / "gait2392"
 IK = DATA / "subject01_Setup_IK.xml"
-WALK = DATA / "subject01_walk1.trc"
 PUBLISHED = DATA / "subject01_walk1_ik.mot"
 #: OpenSim's objective to a tight tolerance: least squares, no prior, absolute units (the
 #: run config's solver section says how to fit; the setups add weights and tasks)
@@ -38,24 +38,6 @@ OPENSIM_LIKE = {
     "n_iterations": 200,
     "uncertainty": False,
 }
-
-
-def _trc_in_metres(out: Path, first: int, n: int) -> None:
-    """Rows ``first .. first + n - 1`` of the walk's ``.trc``, in metres."""
-    lines = WALK.read_text().splitlines()
-    header = lines[:5]
-    names = header[1].split("\t")
-    values = header[2].split("\t")
-    values[names.index("Units")] = "m"
-    values[names.index("NumFrames")] = str(n)
-    header[2] = "\t".join(values)
-    rows = []
-    for line in lines[6 + first : 6 + first + n]:
-        cells = line.split("\t")
-        rows.append(
-            "\t".join(cells[:2] + [f"{float(c) / 1000:.9f}" if c else "" for c in cells[2:]])
-        )
-    out.write_text("\n".join(header + [""] + rows) + "\n")
 
 
 def _held_setup(out: Path, value: float) -> Path:
@@ -92,8 +74,8 @@ def test_reprocess_fits_with_the_archives_and_a_sessions_own_ik_setup(
     plan, plan_file = gait_plan
     archive = tmp_path / "archive"
     archive.mkdir()
-    _trc_in_metres(archive / "walk1.trc", 30, 12)  # 0.5-0.7 s
-    _trc_in_metres(archive / "walk2.trc", 60, 12)
+    walk_excerpt(archive / "walk1.trc", 30, 12)  # 0.5-0.7 s
+    walk_excerpt(archive / "walk2.trc", 60, 12)
     held = _held_setup(tmp_path / "held_Setup_IK.xml", 0.2)
     config = run_config(
         tmp_path,
