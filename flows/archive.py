@@ -39,6 +39,7 @@ from pipeline.calibrate import CalibrationConfig
 from pipeline.calibrate.identity import archive_identities, session_plans
 from pipeline.cluster import ClusterConfig, dask_client
 from pipeline.config import ArchiveConfig, ChunkingConfig, RunConfig, SolverSettings
+from pipeline.config.ik_setups import IKSetups
 from pipeline.errors import SessionsFailed
 from pipeline.store import DEFAULT_CHUNK_FRAMES
 from pipeline.store.atomic import check_writable
@@ -147,13 +148,16 @@ def fit_archive(
     sessions: list[str] | None = None,
     force: bool = False,
     plans: dict[str, str] | None = None,
+    ik_setup: IKSetups | None = None,
 ) -> list[SessionOutcome]:
     """Fit the stale sessions of ``tracks_root`` into ``<fits_root>/<name>.zarr``.
 
     Each session's fingerprint (input, body plan, solver, kinefit version) decides: a
     current fit is skipped, anything else is (re)fitted, resuming finished chunks. The
     sessions share one Dask cluster; up to ``chunking.concurrent_sessions`` run at once.
-    ``plans`` gives sessions their own (calibrated) body-plan file instead of ``body_plan``.
+    ``plans`` gives sessions their own (calibrated) body-plan file instead of ``body_plan``;
+    ``ik_setup`` gives them OpenSim IK setups whose marker weights and coordinate tasks
+    their fits use.
     """
     logger = get_run_logger()
     chunking = chunking or ChunkingConfig()
@@ -179,6 +183,7 @@ def fit_archive(
                 keypoint_map,
                 force,
                 client,
+                None if ik_setup is None else ik_setup.for_session(name),
             )
 
         windows = _run_windowed(submit, names, chunking.concurrent_sessions)
@@ -301,6 +306,7 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
             sessions=[name for name in ingested.tracks if name not in failed],
             force=force,
             plans=plans,
+            ik_setup=config.ik_setup,
         )
         outcomes = outcomes + calibration_failures
         fit_seconds = time.perf_counter() - t1

@@ -26,6 +26,7 @@ from pipeline.calibrate import CalibrationConfig
 from pipeline.calibrate.identity import IdentityCalibration, Member, calibrate_identity
 from pipeline.export.exporter_registry import default_output, export
 from pipeline.fit import fit_session
+from pipeline.opensim_setup.fit_terms import setup_fit
 from pipeline.solve import SolverConfig
 
 
@@ -94,8 +95,14 @@ def fit_task(
     keypoint_map: dict[str, str] | str | None,
     force: bool,
     client: Any = None,
+    ik_setup: str | None = None,
 ) -> SessionOutcome:
-    """Fit one session on the cluster (one dask task per time chunk); resumable."""
+    """Fit one session on the cluster (one dask task per time chunk); resumable.
+
+    ``ik_setup``: an OpenSim IK setup whose marker weights and coordinate tasks the fit
+    uses (:func:`pipeline.opensim_setup.fit_terms.setup_fit`).
+    """
+    solver, tasks = setup_fit(ik_setup, plan, solver)
     report = fit_session(
         tracks,
         plan,
@@ -106,6 +113,7 @@ def fit_task(
         overlap_frames=overlap_frames,
         force=force,
         keypoint_map=keypoint_map,
+        coordinate_tasks=tasks,
     )
     return fit_outcome(session, report)
 

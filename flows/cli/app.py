@@ -298,8 +298,9 @@ def fit(
 ) -> None:
     """Fit a body plan to every individual of a tracks store, chunk by chunk on dask.
 
-    Settings come from --config (solver, chunking, cluster, body_plan, keypoint_map);
-    options given here override them, then --set key.path=value (e.g. --set
+    Settings come from --config (solver, chunking, cluster, body_plan, keypoint_map,
+    ik_setup: an OpenSim IK setup's marker weights and coordinate tasks); options given
+    here override them, then --set key.path=value (e.g. --set
     cluster.n_workers=4 for four SLURM jobs). Ctrl-C or SIGTERM cancels every batch job
     kinefit submitted and keeps the finished chunks: rerun to resume.
     """
@@ -309,6 +310,7 @@ def fit(
         from flows.cli.cluster import interruptible
         from pipeline.cluster import dask_client
         from pipeline.fit import fit_session
+        from pipeline.opensim_setup.fit_terms import setup_fit
         from pipeline.store import open_tracks
 
         quiet_dask_logs(verbose)
@@ -321,7 +323,8 @@ def fit(
         )
         # absolute before any task leaves this process; inputs checked before jobs start
         tracks, out = tracks.resolve(), out.resolve()
-        open_tracks(tracks)
+        session = open_tracks(tracks).attrs.get("session") or tracks.stem
+        solver, tasks = setup_fit(run.ik_setup.for_session(session), plan, run.solver_config)
         progress = Progress(
             TextColumn("[bold]fitting[/] chunks"),
             BarColumn(),
@@ -348,7 +351,7 @@ def fit(
                 report = fit_session(
                     tracks,
                     plan,
-                    run.solver_config,
+                    solver,
                     out,
                     client=client,
                     chunk_frames=chunks,
@@ -360,6 +363,7 @@ def fit(
                     image_scale=image_scale,
                     up_axis=up_axis or run.up_axis,
                     world_rotation=run.world_rotation,
+                    coordinate_tasks=tasks,
                 )
             finally:
                 progress.stop()

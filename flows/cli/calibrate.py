@@ -32,11 +32,24 @@ def _open(path: Path, unit: str | None) -> Any:
 
 
 def calibrate(
-    tracks: Annotated[list[Path], typer.Argument(help="Sessions of one individual.")],
+    tracks: Annotated[list[Path] | None, typer.Argument(help="Sessions of one individual.")] = None,
     body_plan: Annotated[
-        str, typer.Option("--body-plan", "-b", help="Template body-plan JSON or 'mannequin'.")
-    ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Calibrated plan (JSON) to write.")],
+        str | None,
+        typer.Option("--body-plan", "-b", help="Template body-plan JSON or 'mannequin'."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", "-o", help="Calibrated plan (JSON) to write (.osim with --opensim-setup)."
+        ),
+    ] = None,
+    opensim_setup: Annotated[
+        Path | None,
+        typer.Option(
+            help="OpenSim Scale setup (ScaleTool XML): scale its generic model to its static "
+            "trial and write the scaled .osim (no tracks or --body-plan then)."
+        ),
+    ] = None,
     individual: Annotated[
         str | None, typer.Option(help="The individual, when a session has several.")
     ] = None,
@@ -55,13 +68,29 @@ def calibrate(
 
     Fits a global scale, left/right-symmetric segment scales and the offsets of the
     plan's markers (its version-2 'calibration' field says which) jointly with the poses
-    of well-observed, diverse frames, with a prior toward the template.
+    of well-observed, diverse frames, with a prior toward the template. With
+    --opensim-setup, runs an OpenSim Scale setup instead: its measurement and manual scale
+    factors, its markers placed by kinefit's fit of the static trial.
     """
     with guard(verbose):
         from pipeline.calibrate import CalibrationConfig
         from pipeline.calibrate import calibrate as run
         from pipeline.errors import CalibrationError
 
+        if opensim_setup is not None:
+            if tracks or body_plan is not None:
+                raise CalibrationError(
+                    "--opensim-setup: the setup names the model and the static trial; "
+                    "give no tracks and no --body-plan with it"
+                )
+            from flows.cli.calibrate_opensim import scale_from_setup
+
+            return scale_from_setup(opensim_setup, out, force)
+        if not tracks or body_plan is None or out is None:
+            raise CalibrationError(
+                "calibrate needs TRACKS..., --body-plan and --out (or --opensim-setup "
+                "SETUP_Scale.xml)"
+            )
         if out.exists() and not force:
             raise CalibrationError(f"{out}: exists; pass --force to replace it")
         plan = load_plan(body_plan)

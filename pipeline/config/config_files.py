@@ -119,9 +119,9 @@ def resolve_paths(data: Mapping[str, Any], base: Path) -> dict[str, Any]:
     """Make the config's file paths absolute against ``base`` (raw, unvalidated data).
 
     Touched: ``archive.path``, path-valued reader options, ``body_plan`` (unless
-    ``mannequin``), ``keypoint_map`` (a file), ``outputs.{root,tracks,fits,report}`` and a
-    cluster preset given as a YAML file. URLs and anything of an unexpected type are left
-    for validation to report.
+    ``mannequin``), ``keypoint_map`` (a file), ``ik_setup`` files,
+    ``outputs.{root,tracks,fits,report}`` and a cluster preset given as a YAML file. URLs
+    and anything of an unexpected type are left for validation to report.
     """
     out = dict(data)
     archive = out.get("archive")
@@ -140,6 +140,16 @@ def resolve_paths(data: Mapping[str, Any], base: Path) -> dict[str, Any]:
         out["body_plan"] = _absolute(out["body_plan"], base)
     if "keypoint_map" in out:
         out["keypoint_map"] = _absolute(out["keypoint_map"], base)
+    setups = out.get("ik_setup")
+    if isinstance(setups, str):
+        out["ik_setup"] = _absolute(setups, base)
+    elif isinstance(setups, Mapping):
+        setups = dict(setups)
+        if "archive" in setups:
+            setups["archive"] = _absolute(setups["archive"], base)
+        if isinstance(setups.get("sessions"), Mapping):
+            setups["sessions"] = {k: _absolute(v, base) for k, v in setups["sessions"].items()}
+        out["ik_setup"] = setups
     outputs = out.get("outputs")
     if isinstance(outputs, Mapping):
         out["outputs"] = {

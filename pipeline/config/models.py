@@ -41,6 +41,7 @@ from pipeline.config.config_files import (
     load_preset,
 )
 from pipeline.config.cron import check_cron
+from pipeline.config.ik_setups import IKSetups
 from pipeline.export.exporter_registry import AUTOMATIC_EXPORTS
 from pipeline.solve import SolverConfig
 from pipeline.store.fit import DEFAULT_OVERLAP_FRAMES
@@ -340,6 +341,9 @@ class RunConfig(_Section):
     outputs: OutputsConfig = Field(default_factory=OutputsConfig)
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     calibration: CalibrationSettings = Field(default_factory=CalibrationSettings)
+    ik_setup: IKSetups = Field(default_factory=IKSetups)
+    """OpenSim IK setups whose marker weights and coordinate tasks the fits use
+    (:mod:`pipeline.config.ik_setups`)."""
     up_axis: Literal["x", "y", "z", "-x", "-y", "-z"] | None = None
     """The tracks' up axis for ``kinefit fit``, replacing the store's (the fit turns the
     observations into the body plan's frame: :mod:`pipeline.fit.world_frame`)."""

@@ -27,7 +27,13 @@ import numpy as np
 from pipeline.bodyplan import BodyPlan
 from pipeline.fit.view_setup import ViewSetup
 from pipeline.fit.world_frame import rotate_positions
-from pipeline.solve import FitResult, SolverConfig, solve_sequences
+from pipeline.solve import (
+    CoordinateTasks,
+    FitResult,
+    SolverConfig,
+    solve_sequence,
+    solve_sequences,
+)
 from pipeline.store.atomic import retry_io
 from pipeline.store.chunks import mark_done, write_chunk
 from pipeline.store.fit import TIME_VARIABLES
@@ -57,6 +63,8 @@ class ChunkTask:
     after_frames: int = 0
     rotation: tuple[tuple[float, ...], ...] | None = None
     """Tracks -> plan turn of 3-D positions (:mod:`pipeline.fit.world_frame`); None: none."""
+    coordinate_tasks: CoordinateTasks | None = None
+    """Constant per-DOF targets with weights (an OpenSim IK setup's coordinate tasks)."""
 
 
 def _values(
@@ -118,7 +126,20 @@ def fit_chunk(
             confidence_weights(task.mapping.gather(confidence[..., i], axis=1), x)
             for i, x in enumerate(targets)
         ]
-        per_individual = solve_sequences(task.plan, targets, weights, task.config, fps=task.fps)
+        if task.coordinate_tasks is None:
+            per_individual = solve_sequences(task.plan, targets, weights, task.config, fps=task.fps)
+        else:  # tasks run on the numpy engine, one sequence at a time
+            per_individual = [
+                solve_sequence(
+                    task.plan,
+                    x,
+                    w,
+                    task.config,
+                    fps=task.fps,
+                    coordinate_tasks=task.coordinate_tasks,
+                )
+                for x, w in zip(targets, weights, strict=True)
+            ]
     else:
         for i in range(position.shape[-1]):
             result, error = task.views.solve(

@@ -25,7 +25,7 @@ from pipeline.fit.view_setup import ViewSetup
 from pipeline.fit.world_frame import WorldFrame
 from pipeline.provenance import fingerprint as fp
 from pipeline.provenance.hashing import canonical_json
-from pipeline.solve import SolverConfig
+from pipeline.solve import CoordinateTasks, SolverConfig
 from pipeline.store.atomic import partial_path, publish, remove_store
 from pipeline.store.attrs import store_attrs
 from pipeline.store.chunks import chunk_seconds, done_chunks, finalize, record_failure
@@ -103,6 +103,8 @@ class SessionJob:
     frame : WorldFrame or None
         The turn of the observations into the body plan's frame
         (:mod:`pipeline.fit.world_frame`); None: none.
+    coordinate_tasks : CoordinateTasks or None
+        Per-DOF targets with weights of every frame (an OpenSim IK setup's).
     """
 
     out: Path
@@ -118,6 +120,7 @@ class SessionJob:
     chunk_task: Callable[[ChunkTask], Any] = fit_chunk
     views: ViewSetup | None = None
     frame: WorldFrame | None = None
+    coordinate_tasks: CoordinateTasks | None = None
 
     def report(self, t0: float, **fields: Any) -> FitReport:
         """A :class:`FitReport` of this job; ``fields`` are the run's own."""
@@ -243,6 +246,7 @@ def fit_stores(
             fps=job.tracks_attrs.get("fps"),
             after_frames=_after(job, layout.bounds(k)[1]),
             rotation=None if job.frame is None or job.frame.identity else job.frame.rotation,
+            coordinate_tasks=job.coordinate_tasks,
         )
         for k in range(layout.n_chunks)
         if not done[k]

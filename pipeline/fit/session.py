@@ -43,7 +43,7 @@ from pipeline.fit.view_setup import scan_views, view_setup
 from pipeline.fit.world_frame import WorldFrame, plan_up_axis, resolve_world_frame, rotate_cameras
 from pipeline.provenance import fingerprint as fp
 from pipeline.provenance.hashing import json_sha256
-from pipeline.solve import SolverConfig
+from pipeline.solve import CoordinateTasks, SolverConfig
 from pipeline.solve.temporal.motion_model import check_fps
 from pipeline.solve.temporal.motion_model import overlap_frames as temporal_overlap
 from pipeline.store.attrs import store_attrs
@@ -97,6 +97,7 @@ def fit_session(
     image_scale: float = 1.0,
     up_axis: str | None = None,
     world_rotation: Any = None,
+    coordinate_tasks: CoordinateTasks | None = None,
 ) -> FitReport:
     """Fit every individual of a session; write the fit store ``out``.
 
@@ -144,6 +145,10 @@ def fit_session(
     world_rotation : array (3, 3), optional
         A full rotation from the tracks' world to the plan's frame, instead of the
         up-axis rule.
+    coordinate_tasks : CoordinateTasks, optional
+        Constant per-DOF targets with weights in every frame's objective (an OpenSim IK
+        setup's coordinate tasks, :mod:`pipeline.opensim_setup.fit_terms`); part of the
+        fingerprint.
 
     Returns
     -------
@@ -199,6 +204,12 @@ def fit_session(
         views=views.views if views else (),
     )
     signature = fp.store_signature(tracks_path)
+    settings = config.to_dict()
+    if coordinate_tasks is not None and coordinate_tasks.weight:  # without: as before
+        settings["coordinate_tasks"] = {
+            d: [float(coordinate_tasks.weight[d]), np.asarray(coordinate_tasks.target[d]).tolist()]
+            for d in sorted(coordinate_tasks.weight)
+        }
 
     def job(input_sha: str) -> SessionJob:
         plan_sha, pairs = body_plan_sha256(plan), mapping.pairs()
@@ -212,12 +223,13 @@ def fit_session(
             tracks_attrs=dict(ds.attrs),
             mapping=mapping,
             layout=layout,
-            fingerprint=fp.fit_fingerprint(input_sha, plan_sha, config.to_dict(), pairs),
+            fingerprint=fp.fit_fingerprint(input_sha, plan_sha, settings, pairs),
             input_sha=input_sha,
             signature=signature,
             chunk_task=chunk_task,
             views=views,
             frame=frame,
+            coordinate_tasks=coordinate_tasks,
         )
 
     current = store_attrs(out)

@@ -101,7 +101,8 @@ class IKSetup:
 
 
 def _fail(path: Path, field: str, what: str) -> ConfigError:
-    return ConfigError(f"{path}: InverseKinematicsTool.{field}: {what}")
+    tool = "" if field.startswith("ScaleTool.") else "InverseKinematicsTool."
+    return ConfigError(f"{path}: {tool}{field}: {what}")
 
 
 def _text(node: ET.Element, tag: str) -> str | None:
@@ -143,8 +144,9 @@ def _file(
 
 
 def _tasks(
-    path: Path, tool: ET.Element
+    path: Path, tool: ET.Element, where: str = "IKTaskSet"
 ) -> tuple[tuple[MarkerTask, ...], tuple[CoordinateTask, ...]]:
+    """The applied tasks under ``tool``; ``where`` prefixes their fields in messages."""
     markers: list[MarkerTask] = []
     coords: list[CoordinateTask] = []
     seen: set[str] = set()
@@ -152,9 +154,9 @@ def _tasks(
         if node.tag not in ("IKMarkerTask", "IKCoordinateTask"):
             continue
         name = (node.get("name") or "").strip()
-        field = f"IKTaskSet.{node.tag}[{name!r}]"
+        field = f"{where}.{node.tag}[{name!r}]"
         if not name:
-            raise _fail(path, f"IKTaskSet.{node.tag}", "a task without a name")
+            raise _fail(path, f"{where}.{node.tag}", "a task without a name")
         if (node.tag, name) in seen:
             raise _fail(path, field, "named twice")
         seen.add((node.tag, name))
