@@ -102,11 +102,14 @@ def calibrate(
         cal = run(plan, with_names, config, individual=individual, keypoint_map=keypoint_map)
         cal.save(out)
         rec = cal.record
+        views = rec.get("cameras") or []
+        seen = f" through {len(views)} cameras" if views else ""
         say(
-            f"[green]calibrated[/] {q(rec['identity'])} from {len(tracks)} session(s), "
+            f"[green]calibrated[/] {q(rec['identity'])} from {len(tracks)} session(s){seen}, "
             f"{rec['n_frames']} frames, {rec['iterations']} iterations "
-            f"({'converged' if rec['converged'] else 'NOT converged'}): keypoint RMS "
-            f"{cal.rms_before:.4g} -> {cal.rms_after:.4g} {plan.unit or ''}, global scale "
+            f"({'converged' if rec['converged'] else 'NOT converged'}): "
+            f"{'reprojection' if views else 'keypoint'} RMS {cal.rms_before:.4g} -> "
+            f"{cal.rms_after:.4g} {rec.get('residual_unit') or plan.unit or ''}, global scale "
             f"{cal.global_scale:.4f} +- {rec['global_scale']['std']:.4f}; wrote {q(out)}"
         )
         for seg in rec["segments"]:

@@ -3,8 +3,17 @@
 Objective over the calibration frames ``f`` (``theta`` the shared parameters of
 :mod:`pipeline.calibrate.params`, ``x_f`` each frame's pose)::
 
-    sum_f sum_k w_fk |target_fk - p_k(x_f; theta)|^2 + neutral prior on q_f
-        + sum_i lambda_i (theta_i - theta0_i)^2
+    sum_f sum_k w_fk |target_fk - h(p_k(x_f; theta))|^2 + neutral prior on q_f
+        + k**2 sum_i lambda_i (theta_i - theta0_i)^2
+
+``h`` is how a keypoint is observed (:mod:`pipeline.calibrate.data_term`): the identity
+for 3D tracks, or each calibrated camera's projection for 2D views (residuals in pixels,
+the cameras held fixed), and ``k`` the observations' units per length unit there (1 in
+3D, about ``f / depth`` pixels per length unit through cameras), so a prior weight keeps
+its meaning of so many observations whatever the data are measured in. The neutral pose
+prior is multiplied by ``k**2`` as well: in pixels the solver's own weight (set in the
+plan's length unit) would leave barely observed DOFs free to wander during the joint
+steps.
 
 Each outer iteration first fits every frame's pose with the public solver
 (:func:`pipeline.solve.solve_frames`, warm-started from the last poses; limits are handled
@@ -29,11 +38,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pipeline.calibrate.data_term import Observed
 from pipeline.calibrate.params import Parameters
 from pipeline.kinematics.fk_jacobian import fk_state, jacobian_from_state
 from pipeline.kinematics.plan_arrays import compile_plan
 from pipeline.kinematics.rotations import expmap, matrix_to_quat, quat_to_matrix
 from pipeline.solve import FitResult, SolverConfig, solve_frames
+from pipeline.solve.mappers import Mapper
 
 __all__ = ["METHODS", "ShapeSolution", "solve_shape"]
 
@@ -129,19 +140,18 @@ class _Poses(NamedTuple):
         }
 
 
-def _objective(params: Parameters, plan, poses: _Poses, targets, weights, theta, nw):
+def _objective(params: Parameters, plan, poses: _Poses, obs: Observed, theta, nw):
     """Total objective and the FK state of ``poses`` under ``plan``."""
     model = compile_plan(plan, np.float64)
     st = fk_state(model, poses.q, poses.root_position, poses.root_rotation)
-    r = np.nan_to_num(targets - st.positions)
-    data = float(np.einsum("sj,sj->", weights, (r**2).sum(axis=2)))
+    data = obs.cost(st.positions)
     dq = poses.q - plan.neutral
     pose = nw * float(np.einsum("sn,n->", dq**2, plan.dof_weight_scalers))
     d = theta - params.theta0
-    return data + pose + float(params.prior_precision @ d**2), st
+    return data + pose + float(obs.prior_scale * params.prior_precision @ d**2), st
 
 
-def _normal(params: Parameters, plan, poses: _Poses, st, targets, weights, theta, nw, schur):
+def _normal(params: Parameters, plan, poses: _Poses, st, obs: Observed, theta, nw, schur):
     """The reduced shape system ``(S, rhs)`` and the pose step ``dp = xg - xb @ dtheta``."""
     model = compile_plan(plan, np.float64)
     q, rr = poses.q, poses.root_rotation
@@ -152,17 +162,15 @@ def _normal(params: Parameters, plan, poses: _Poses, st, targets, weights, theta
     r_in[:, parents < 0] = rr[:, None] if model.free_base else np.eye(3)
     rb = np.matmul(r_in, params.offset_basis().transpose(0, 2, 1))  # (S, J, 3, P)
     js = np.tensordot(_ancestors(plan), rb, axes=([1], [1])).transpose(1, 0, 2, 3)
-    r = np.nan_to_num(targets - st.positions)
-    sw = np.sqrt(weights)[..., None, None]
-    jsw = (js * sw).reshape(s, nj * 3, -1)
-    rw = (r * sw[..., 0]).reshape(s, nj * 3)
-    prior = params.prior_precision
+    jsw = obs.weighted_chain(st.positions, js)  # (S, M, P)
+    rw = obs.weighted_residual(st.positions)  # (S, M)
+    prior = obs.prior_scale * params.prior_precision
     flat = jsw.reshape(-1, jsw.shape[-1])
     c = flat.T @ flat + np.diag(prior)
     g = flat.T @ rw.ravel() - prior * (theta - params.theta0)
     jp = jacobian_from_state(model, st)
     nr = model.n_root
-    jpw = (jp * sw).reshape(s, nj * 3, -1)
+    jpw = obs.weighted_chain(st.positions, jp)
     gp = np.matmul(jpw.transpose(0, 2, 1), rw[..., None])[..., 0]
     gp[:, nr:] -= nw * plan.dof_weight_scalers * (q - plan.neutral)
     active = np.zeros(gp.shape, bool)  # at a limit and pushed outward: held there
@@ -202,15 +210,16 @@ def solve_shape(
     method: str = "schur",
     max_iterations: int = 30,
     tolerance: float = 1e-5,
+    mapper: Mapper | None = None,
 ) -> ShapeSolution:
     """Fit the shared parameters and the poses of the calibration frames.
 
     Parameters
     ----------
     params : Parameters
-    targets : (F, J, 3) array
+    targets : (F, J, 3) array, or pixels (F, J, 2) / (F, C, J, 2) with ``mapper``
         Keypoints of the calibration frames (length units), NaN where missing.
-    weights : (F, J) array
+    weights : (F, J) array, or (F, C, J) with cameras
         Observation weights (0 where missing); the joints' weight scalers multiply them.
     config : SolverConfig, optional
         The per-frame pose solver's settings (the neutral prior comes from it).
@@ -218,6 +227,10 @@ def solve_shape(
     max_iterations : int
     tolerance : float
         Stop when a step changes no scale by more than this (offsets: times the size).
+    mapper : Mapper, optional
+        How the keypoints are observed (:mod:`pipeline.solve.mappers`): None for 3D,
+        :class:`~pipeline.solve.mappers.CalibratedCameras` (residuals in pixels, the
+        cameras held fixed) or :class:`~pipeline.solve.XYView` (the image plane).
 
     Returns
     -------
@@ -227,29 +240,28 @@ def solve_shape(
     if method not in METHODS:
         raise ValueError(f"method: {method!r} is not one of {', '.join(METHODS)}")
     targets = np.asarray(targets, np.float64)
-    observed = np.where(np.isfinite(targets).all(axis=2), np.nan_to_num(weights), 0.0)
-    weights = observed * params.template.joint_weight_scalers  # what the solver applies
+    observed = np.where(np.isfinite(targets).all(axis=-1), np.nan_to_num(weights), 0.0)
+    # what the solver applies: the joints' weight scalers on top
+    obs = Observed(targets, observed * params.template.joint_weight_scalers, mapper)
     theta = params.theta0
     nw = config.effective(params.template)[0]
-    template_fit = solve_frames(params.template, targets, observed, config)
+    template_fit = solve_frames(params.template, targets, observed, config, mapper=mapper)
     poses = _Poses.of(template_fit)
+    obs.set_prior_scale(np.asarray(template_fit.fitted_position, np.float64))
+    nw *= obs.prior_scale  # the pose prior too: the same weight relative to the data
     plan = params.apply(theta)
-    cost, st = _objective(params, plan, poses, targets, weights, theta, nw)
+    cost, st = _objective(params, plan, poses, obs, theta, nw)
     history, converged, it = [cost], False, 0
     n_root = 0 if plan.fixed_base else 6
     for it in range(1, max_iterations + 1):  # noqa: B007 (the count is reported)
-        reduced, rhs, xb, xg = _normal(
-            params, plan, poses, st, targets, weights, theta, nw, method == "schur"
-        )
+        reduced, rhs, xb, xg = _normal(params, plan, poses, st, obs, theta, nw, method == "schur")
         step = np.linalg.lstsq(reduced, rhs, rcond=None)[0]
         pose_step = xg - xb @ step
         alpha, accepted = 1.0, False
         for _ in range(10):
             trial, trial_plan = theta + alpha * step, params.apply(theta + alpha * step)
             trial_poses = poses.moved(alpha * pose_step, n_root, plan)
-            trial_cost, trial_st = _objective(
-                params, trial_plan, trial_poses, targets, weights, trial, nw
-            )
+            trial_cost, trial_st = _objective(params, trial_plan, trial_poses, obs, trial, nw)
             if trial_cost <= cost:
                 accepted = True
                 break
@@ -262,13 +274,11 @@ def solve_shape(
         if _step_size(params, alpha * step) < tolerance or history[-2] - cost <= 1e-7 * cost:
             converged = True
             break
-    reduced, _, _, _ = _normal(params, plan, poses, st, targets, weights, theta, nw, True)
-    fit = solve_frames(plan, targets, observed, config, initial=poses.as_initial())
-    n_obs = 3 * int((weights > 0).sum())
+    reduced, _, _, _ = _normal(params, plan, poses, st, obs, theta, nw, True)
+    fit = solve_frames(plan, targets, observed, config, initial=poses.as_initial(), mapper=mapper)
     n_free = fit.dof_value.size + (6 * len(fit.dof_value) if not plan.fixed_base else 0)
-    dof = max(n_obs - n_free - params.n_params, 1)
-    r = np.nan_to_num(targets - fit.fitted_position)
-    sigma2 = float(np.einsum("sj,sj->", weights, (r**2).sum(axis=2))) / dof
+    dof = max(obs.n_observations - n_free - params.n_params, 1)
+    sigma2 = obs.cost(np.asarray(fit.fitted_position, np.float64)) / dof
     covariance = sigma2 * np.linalg.pinv(reduced)
     return ShapeSolution(
         theta=theta,
@@ -278,5 +288,5 @@ def solve_shape(
         iterations=it,
         converged=converged,
         history=tuple(history),
-        observed_params=_observed(params, weights),
+        observed_params=_observed(params, obs.joint_weights()),
     )

@@ -22,16 +22,25 @@ from pipeline.bodyplan.io import body_plan_sha256
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.calibrate.calibration_record import FORMAT, Calibration, as_floats, exact_floats
 from pipeline.calibrate.frame_selection import choose_frames
+from pipeline.calibrate.multiview_targets import (
+    proxy_points,
+    stack_views,
+    view_cameras,
+    view_targets,
+)
 from pipeline.calibrate.params import CalibrationSpec, Parameters, resolve
 from pipeline.calibrate.solve import METHODS, ShapeSolution, solve_shape
+from pipeline.cameras import Camera
 from pipeline.errors import CalibrationError
 from pipeline.provenance.fingerprint import kinefit_version
 from pipeline.provenance.hashing import json_sha256
 from pipeline.solve import SolverConfig
+from pipeline.solve.mappers import CalibratedCameras
 from pipeline.store.tracks import open_tracks
 from pipeline.synth.sessions import body_size
 from pipeline.tracks.confidence import confidence_weights
 from pipeline.tracks.mapping import map_keypoints
+from pipeline.tracks.multiview import is_multiview
 from pipeline.tracks.units import LENGTH_UNITS, UNKNOWN, canonical_unit
 
 __all__ = ["CalibrationConfig", "SessionTargets", "calibrate", "session_targets"]
@@ -96,15 +105,18 @@ class SessionTargets:
     ----------
     name : str
     individual : str
-    targets : (T, J, 3) array
-    weights : (T, J) array
+    targets : (T, J, 3) array, or pixels (T, C, J, 2) with ``cameras``
+    weights : (T, J) array, or (T, C, J) with ``cameras``
         Confidence (1 where unknown), 0 where missing.
+    cameras : tuple of Camera
+        A multi-view 2D session's calibrated cameras, one per view (empty for 3D).
     """
 
     name: str
     individual: str
     targets: np.ndarray
     weights: np.ndarray
+    cameras: tuple[Camera, ...] = ()
 
 
 def session_targets(
@@ -116,18 +128,28 @@ def session_targets(
 ) -> SessionTargets:
     """Read one individual's keypoints of a session as the plan's targets.
 
+    A multi-view 2D session (:mod:`pipeline.tracks.multiview`) gives its pixels and its
+    calibrated cameras (:mod:`pipeline.calibrate.multiview_targets`).
+
     Raises
     ------
     CalibrationError
-        The tracks are not 3-D or in another length unit than the plan, or
+        The tracks are 2-D without calibrated cameras, a view has no camera, the tracks
+        (or the cameras' extrinsics) are in another length unit than the plan, or
         ``individual`` is not in them (the names are listed), or the session has several
         individuals and none was chosen.
     """
     source = str(tracks) if not isinstance(tracks, xr.Dataset) else None
     ds = tracks if isinstance(tracks, xr.Dataset) else open_tracks(tracks)
     name = name or str(ds.attrs.get("session") or source or "session")
-    if ds.sizes["space"] != 3:
-        raise CalibrationError(f"{name}: calibration needs 3-D tracks (x, y, z)")
+    cameras = view_cameras(ds, plan, name) if is_multiview(ds) else ()
+    if not cameras and ds.sizes["space"] != 3:
+        raise CalibrationError(
+            f"{name}: 2-D tracks without cameras: calibration needs 3-D tracks (x, y, z) or "
+            "a multi-view session with its calibrated cameras (kinefit ingest --views ... "
+            "--calibration FILE); a single-view 2-D fit estimates its own image scale "
+            "(kinefit fit, or give --image-scale)"
+        )
     units = canonical_unit(ds.attrs.get("unit")), canonical_unit(plan.unit)
     if all(u in LENGTH_UNITS and u not in ("px", UNKNOWN) for u in units) and units[0] != units[1]:
         raise CalibrationError(
@@ -147,6 +169,8 @@ def session_targets(
         )
     one = ds.sel(individual=individual)
     mapping = map_keypoints(one["keypoint"].values, plan.joint_names, keypoint_map, source=name)
+    if cameras:
+        return SessionTargets(name, individual, *view_targets(one, mapping), cameras=cameras)
     position = np.asarray(one["position"].transpose("time", "keypoint", "space").values)
     targets = mapping.gather(position, axis=1)
     conf = mapping.gather(np.asarray(one["confidence"].transpose("time", "keypoint").values), 1)
@@ -246,8 +270,9 @@ def calibrate(
         raise CalibrationError("calibrate: no sessions given")
     source = plan.source or plan.name or "<plan>"
     params = resolve(plan, config.spec, size=body_size(plan))
+    sessions, mapper, proxies = _observation(sessions, source)
     choice = choose_frames(
-        [s.targets for s in sessions],
+        proxies,
         config.n_frames,
         min_frames=config.min_frames,
         min_observed=config.min_observed,
@@ -266,6 +291,7 @@ def calibrate(
         method=config.method,
         max_iterations=config.max_iterations,
         tolerance=config.tolerance,
+        mapper=mapper,
     )
     _check_observed(params, sol.observed_params, source)
     spec = params.spec if config.spec is None else CalibrationSpec.from_mapping(config.spec, source)
@@ -274,6 +300,33 @@ def calibrate(
     extras = {**(plan.extras or {}), "x-calibration": record}
     calibrated = dataclasses.replace(calibrated, extras=extras, source=None)
     return Calibration(calibrated, record)
+
+
+def _observation(sessions: list[SessionTargets], source: str):
+    """The sessions in one observation model, the mapper, and the frames' 3D proxies.
+
+    3D sessions are their own proxies (no mapper). Multi-view sessions are laid out in
+    the views of all their distinct cameras (:func:`stack_views`); their proxies are the
+    triangulated keypoints.
+    """
+    kinds = {bool(s.cameras) for s in sessions}
+    if len(kinds) > 1:
+        names = [f"{s.name} ({'2-D views' if s.cameras else '3-D'})" for s in sessions]
+        raise CalibrationError(
+            f"{source}: the sessions mix 3-D tracks and 2-D camera views ({', '.join(names)}); "
+            "calibrate each kind on its own"
+        )
+    if not sessions[0].cameras:
+        return sessions, None, [s.targets for s in sessions]
+    proxies = [proxy_points(s.cameras, s.targets, s.weights) for s in sessions]
+    cameras, targets, weights = stack_views(
+        [s.cameras for s in sessions], [s.targets for s in sessions], [s.weights for s in sessions]
+    )
+    stacked = [
+        dataclasses.replace(s, targets=t, weights=w, cameras=cameras)
+        for s, t, w in zip(sessions, targets, weights, strict=True)
+    ]
+    return stacked, CalibratedCameras(cameras), proxies
 
 
 def calibration_fingerprint(plan: BodyPlan, config: CalibrationConfig, identity: str) -> str:
@@ -318,6 +371,9 @@ def _record(params, sol, calibrated, sessions, frames, config, identity) -> dict
             for s, f in zip(sessions, frames, strict=True)
         ],
         "n_frames": int(sum(len(f) for f in frames)),
+        "observation": "cameras" if sessions[0].cameras else "3d",
+        "cameras": [c.name for c in sessions[0].cameras],
+        "residual_unit": "px" if sessions[0].cameras else params.template.unit,
         "rms_before": float(np.nanmean(sol.template_fit.rms_error)),
         "rms_after": float(np.nanmean(sol.fit.rms_error)),
         "global_scale": {
