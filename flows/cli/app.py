@@ -31,6 +31,7 @@ from flows.cli.common import (
 from flows.cli.config import body_plan_app, config_app
 from flows.cli.export import export_app
 from flows.cli.ik import ik
+from flows.cli.observation_rows import image_scale_row
 from flows.cli.output import console, err_console, q, quiet_dask_logs, say
 from flows.cli.render import render
 from flows.cli.report import report
@@ -206,6 +207,9 @@ def _summary(report: Any, wall: float) -> Table:
 
     fit = open_fit(report.out)
     rms = fit["rms_error"].values
+    observation = fit.attrs.get("observation") or {}
+    if observation.get("kind") == "image":  # the solver's RMS is in pixels times the scale
+        rms = rms / float(observation.get("image_scale") or 1.0)
     converged = fit["converged"].values
     seam = fit["seam_disagreement"].values
     table = Table(title=f"fit {report.out}", show_header=False, box=None)
@@ -221,6 +225,8 @@ def _summary(report: Any, wall: float) -> Table:
     ]
     if report.unmapped_keypoints:
         rows.append(("unmapped keypoints", ", ".join(report.unmapped_keypoints)))
+    if observation.get("kind") == "image":
+        rows.append(("image scale", image_scale_row(observation, fit.attrs)))
     for key, value in rows:
         table.add_row(f"[bold]{key}[/]", q(value))
     return table
@@ -286,8 +292,12 @@ def fit(
         ),
     ] = "direct",
     image_scale: Annotated[
-        float, typer.Option(help="2-D image tracks: body-plan length per pixel.")
-    ] = 1.0,
+        float | None,
+        typer.Option(
+            help="2-D image tracks: body-plan length per pixel (default: estimated from "
+            "the session's pixels; depth is unobservable from one view)."
+        ),
+    ] = None,
     calibration: Annotated[
         Path | None,
         typer.Option(help="Subject calibration (kinefit calibrate): fit its calibrated plan."),

@@ -39,7 +39,7 @@ from pipeline.bodyplan import BodyPlan, body_plan_sha256, load_body_plan
 from pipeline.errors import ConfigError, FitError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
 from pipeline.fit.run import FitReport, SessionJob, current_fit, fit_stores
-from pipeline.fit.view_setup import scan_views, view_setup
+from pipeline.fit.view_setup import scan_views, view_setup, with_estimated_scale
 from pipeline.fit.world_frame import WorldFrame, plan_up_axis, resolve_world_frame, rotate_cameras
 from pipeline.provenance import fingerprint as fp
 from pipeline.provenance.hashing import json_sha256
@@ -94,7 +94,7 @@ def fit_session(
     check_units: bool = True,
     chunk_task: Callable[[ChunkTask], Any] = fit_chunk,
     multiview: str = "direct",
-    image_scale: float = 1.0,
+    image_scale: float | None = None,
     up_axis: str | None = None,
     world_rotation: Any = None,
     coordinate_tasks: CoordinateTasks | None = None,
@@ -136,8 +136,10 @@ def fit_session(
     multiview : {"direct", "triangulate"}
         Multi-view stores: fit every view's pixels at once (default), or the baseline,
         triangulate each keypoint (DLT) and fit the 3D points.
-    image_scale : float
-        2-D image-plane tracks: the body plan's length per pixel (1: a plan in pixels).
+    image_scale : float, optional
+        2-D image-plane tracks: the body plan's length per pixel. None (the default)
+        estimates it from the session (:mod:`pipeline.calibrate.image_scale`; recorded in
+        the store's ``observation`` and ``image_scale_estimate`` attrs).
     up_axis : str, optional
         The tracks' up axis (``"z"``, ``"-y"``, ...), replacing the store's ``up_axis``
         attr; the observations are turned into the body plan's frame when the two differ
@@ -233,13 +235,21 @@ def fit_session(
         )
 
     current = store_attrs(out)
-    if not force and current.get("complete") and current.get("tracks_signature") == signature:
+    asked = views is None or views.requested(current.get("observation"))
+    if (
+        not force
+        and asked
+        and current.get("complete")
+        and current.get("tracks_signature") == signature
+    ):
         # the tracks' files are untouched since they were scanned: reuse their digest
         quick = job(current.get("input_sha256", ""))
         if current_fit(out, quick.fingerprint) is not None:
             return quick.report(
                 t0, skipped=True, chunks_fitted=(), not_converged=current.get("not_converged")
             )
+    if views is not None:
+        views = with_estimated_scale(views, ds, plan, mapping, config)
     mapped = [k for k in mapping.joint_keypoint if k >= 0]
     joints = [j for j, k in enumerate(mapping.joint_keypoint) if k >= 0]
     if views is not None and views.kind == "cameras":

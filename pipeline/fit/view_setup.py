@@ -12,9 +12,11 @@ needs to fit it (it travels in the task, small and picklable):
   3D fit of the triangulated points.
 * ``kind="image"``: plain 2D tracks (one camera, no calibration): the image plane is the
   world's XY plane (:class:`~pipeline.solve.XYView`), pixels times ``image_scale`` (the
-  body plan's length per pixel; 1 when the plan is drawn in pixels). The image's y axis
-  points down, so the world frame is mirrored: left and right swap against a right-handed
-  view from above.
+  body plan's length per pixel). Unless the user gives it, the scale is estimated from
+  the session's pixels (:func:`with_estimated_scale`, :mod:`pipeline.calibrate.image_scale`;
+  depth is unobservable from one view, and the store says so). The image's y axis points
+  down, so the world frame is mirrored: left and right swap against a right-handed view
+  from above.
 
 DOFs one view cannot determine are flagged: :func:`observability` is the column norm of
 the observation Jacobian per coordinate at the plan's neutral pose (root position, root
@@ -27,6 +29,8 @@ ones.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -34,6 +38,7 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
+from pipeline.calibrate.image_scale import session_image_scale
 from pipeline.cameras import Camera, pack, project, triangulate
 from pipeline.cluster import run_tasks
 from pipeline.errors import ConfigError, TracksError
@@ -53,7 +58,14 @@ from pipeline.tracks.multiview import (
 )
 from pipeline.tracks.schema import CONFIDENCE_DIMS, DIMS
 
-__all__ = ["MULTIVIEW_MODES", "ViewSetup", "observability", "scan_views", "view_setup"]
+__all__ = [
+    "MULTIVIEW_MODES",
+    "ViewSetup",
+    "observability",
+    "scan_views",
+    "view_setup",
+    "with_estimated_scale",
+]
 
 MULTIVIEW_MODES = ("direct", "triangulate")
 #: Relative column norm under which a coordinate counts as unobservable.
@@ -72,18 +84,25 @@ class ViewSetup:
     cameras : tuple of Camera
         One per view (``kind="cameras"``).
     multiview : {"direct", "triangulate"}
-    image_scale : float
-        Length per pixel (``kind="image"``).
+    image_scale : float or None
+        Length per pixel (``kind="image"``); None until it is estimated.
     observable : tuple of (str, bool)
         :func:`observability` of the plan through these views.
+    scale_source : {"given", "estimated", "default"}
+        Where ``image_scale`` came from: the user, the estimate, or 1 because nothing in
+        the session measures a size (no frame sees two joints).
+    scale_estimate : tuple of (str, object)
+        The estimate's record (:class:`pipeline.calibrate.image_scale.ImageScale`).
     """
 
     kind: Literal["cameras", "image"]
     views: tuple[str, ...]
     cameras: tuple[Camera, ...] = ()
     multiview: Literal["direct", "triangulate"] = "direct"
-    image_scale: float = 1.0
+    image_scale: float | None = 1.0
     observable: tuple[tuple[str, bool], ...] = ()
+    scale_source: str = "given"
+    scale_estimate: tuple[tuple[str, Any], ...] = ()
 
     @property
     def dims(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -100,15 +119,34 @@ class ViewSetup:
             "cameras": [c.to_dict() for c in self.cameras],
             "multiview": self.multiview if self.kind == "cameras" else None,
             "image_scale": self.image_scale if self.kind == "image" else None,
+            **({"image_scale_source": self.scale_source} if self.kind == "image" else {}),
         }
+
+    def requested(self, stored: Any) -> bool:
+        """Whether a fit store's ``observation`` attr is what this setup asks for.
+
+        A given scale must be the stored one; an estimate is the stored estimate (it is
+        a function of the tracks, the plan and the solver settings, all fingerprinted).
+        """
+        if self.kind != "image":
+            return True
+        if not isinstance(stored, dict):
+            return False
+        source = stored.get("image_scale_source", "given")
+        if self.image_scale is None:
+            return source in ("estimated", "default")
+        return source == "given" and stored.get("image_scale") == self.image_scale
 
     def attrs(self) -> dict[str, Any]:
         """Fit store attrs: the setup and the per-coordinate observability."""
-        return {
+        out = {
             "observation": self.recipe(),
             "view_observable": dict(self.observable),
             "unobservable": [name for name, ok in self.observable if not ok],
         }
+        if self.kind == "image":
+            out["image_scale_estimate"] = dict(self.scale_estimate) or None
+        return out
 
     def solve(
         self,
@@ -201,10 +239,13 @@ def view_setup(
     plan: BodyPlan,
     *,
     multiview: str = "direct",
-    image_scale: float = 1.0,
+    image_scale: float | None = 1.0,
     source: str = "<tracks>",
 ) -> ViewSetup | None:
     """The :class:`ViewSetup` of a tracks store; None for 3D tracks.
+
+    ``image_scale=None`` leaves a single-view session's scale to be estimated
+    (:func:`with_estimated_scale`).
 
     Raises
     ------
@@ -215,7 +256,7 @@ def view_setup(
     """
     if multiview not in MULTIVIEW_MODES:
         raise ConfigError(f"multiview: {multiview!r} is not one of {', '.join(MULTIVIEW_MODES)}")
-    if not (np.isfinite(image_scale) and image_scale > 0):
+    if image_scale is not None and not (np.isfinite(image_scale) and image_scale > 0):
         raise ConfigError(f"image_scale: must be a positive length per pixel, got {image_scale}")
     if is_multiview(ds):
         cameras = tuple(session_cameras(ds, source))
@@ -230,10 +271,36 @@ def view_setup(
             raise ConfigError(f"{source}: multiview 'triangulate' needs two or more cameras")
         setup = ViewSetup("cameras", tuple(c.name for c in cameras), cameras, multiview)  # type: ignore[arg-type]
     elif ds.sizes["space"] == 2:
-        setup = ViewSetup("image", ("image",), image_scale=float(image_scale))
+        scale = None if image_scale is None else float(image_scale)
+        setup = ViewSetup("image", ("image",), image_scale=scale)
     else:
         return None
     return ViewSetup(**{**setup.__dict__, "observable": observability(plan, setup)})
+
+
+def with_estimated_scale(
+    setup: ViewSetup, ds: xr.Dataset, plan: BodyPlan, mapping: KeypointMapping, config
+) -> ViewSetup:
+    """``setup`` with its image scale estimated from the session (if it has none).
+
+    :func:`pipeline.calibrate.image_scale.session_image_scale`; a session where no frame
+    sees two mapped joints keeps the scale 1 (``scale_source="default"``) and warns.
+    """
+    if setup.kind != "image" or setup.image_scale is not None:
+        return setup
+    estimate = session_image_scale(ds, plan, mapping, config)
+    if estimate is None:
+        warnings.warn(
+            "image scale: no frame sees two mapped keypoints, so the body's size in the "
+            "image cannot be measured; fitting at 1 length unit per pixel (give "
+            "--image-scale)",
+            stacklevel=2,
+        )
+        return dataclasses.replace(setup, image_scale=1.0, scale_source="default")
+    record = tuple(estimate.to_dict().items())
+    return dataclasses.replace(
+        setup, image_scale=estimate.value, scale_source="estimated", scale_estimate=record
+    )
 
 
 def _block(path: str, start: int, stop: int) -> BlockDigest:
