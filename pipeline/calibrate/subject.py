@@ -318,6 +318,12 @@ def _observation(sessions: list[SessionTargets], source: str):
         )
     if not sessions[0].cameras:
         return sessions, None, [s.targets for s in sessions]
+    single = [s.name for s in sessions if len(s.cameras) < 2]
+    if single:
+        raise CalibrationError(
+            f"{', '.join(single)}: one camera: calibration through cameras needs two or more "
+            "views of a session (one view cannot tell the body's size from its distance)"
+        )
     proxies = [proxy_points(s.cameras, s.targets, s.weights) for s in sessions]
     cameras, targets, weights = stack_views(
         [s.cameras for s in sessions], [s.targets for s in sessions], [s.weights for s in sessions]

@@ -167,3 +167,23 @@ def test_cameras_in_another_unit_and_mixed_sessions_are_refused(subject_views):
     three_d = render(subject, np.random.default_rng(1), n_frames=40).tracks
     with pytest.raises(CalibrationError, match="mix 3-D tracks and 2-D camera views"):
         calibrate(template, [ds, three_d], FRAMES)
+
+
+def test_one_camera_is_refused(subject_views):
+    template, *_, ds = subject_views
+    one = ds.isel(view=[0])
+    one.attrs = {**ds.attrs, "cameras": ds.attrs["cameras"][:1], "frame_offset": [0]}
+    with pytest.raises(CalibrationError, match="rig: one camera: .*two or more views"):
+        calibrate(template, one, FRAMES)
+
+
+def test_cli_refuses_a_plain_2d_store_and_writes_nothing(subject_views, tmp_path):
+    template, *_, ds = subject_views
+    plain = ds.isel(view=0).drop_vars("view")
+    plain.attrs = {k: v for k, v in ds.attrs.items() if k not in ("cameras", "frame_offset")}
+    store = write_tracks(plain.isel(time=slice(0, 30)), tmp_path / "plain.zarr")
+    plan = save_body_plan(template, tmp_path / "template.json")
+    out = tmp_path / "subject.json"
+    result = CliRunner().invoke(app, ["calibrate", str(store), "-b", str(plan), "-o", str(out)])
+    assert result.exit_code == 1
+    assert "2-D tracks without cameras" in result.output and not out.exists()
