@@ -107,10 +107,11 @@ def identity_html(cal: Calibration, templates: Iterable[BodyPlan] = ()) -> str:
     """
     rec = cal.record
     identity = str(rec.get("identity") or "")
-    unit = cal.plan.unit or ""
+    unit = rec.get("residual_unit") or cal.plan.unit or ""  # px through cameras
+    kind = "reprojection" if rec.get("observation") == "cameras" else "keypoint"
     facts = {
-        "keypoint RMS, template": f"{rec['rms_before']:.4g} {unit}",
-        "keypoint RMS, calibrated": f"{rec['rms_after']:.4g} {unit}",
+        f"{kind} RMS, template": f"{rec['rms_before']:.4g} {unit}",
+        f"{kind} RMS, calibrated": f"{rec['rms_after']:.4g} {unit}",
         "global scale": f"{rec['global_scale']['value']:.4f} ± {rec['global_scale']['std']:.4f}",
         "frames": rec["n_frames"],
         "iterations": f"{rec['iterations']} ({'' if rec['converged'] else 'not '}converged)",

@@ -19,6 +19,7 @@ from flows.cli.app import app
 from pipeline.bodyplan import save_body_plan
 from pipeline.calibrate import CalibrationConfig, calibrate, load_calibration
 from pipeline.errors import CalibrationError
+from pipeline.inspect.report.calibration_section import identity_html
 from pipeline.store import write_tracks
 from pipeline.synth.camera_views import ViewsConfig, render_views
 from pipeline.tracks.multiview import make_multiview_dataset
@@ -92,6 +93,8 @@ def test_segment_scales_recovered_through_the_cameras(subject_views, calibrated)
     assert cal.rms_after < 2.0  # px: the 1 px noise, not a body that is off
     scales = {s["joint"]: s for s in rec["segments"]}
     assert all(s["observed"] and 0 < s["scale_std"] < 0.05 for s in scales.values())
+    html = identity_html(cal)  # the report says what the residuals are
+    assert "reprojection RMS, calibrated" in html and f"{cal.rms_after:.4g} px" in html
 
 
 @pytest.mark.slow
