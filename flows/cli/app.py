@@ -152,6 +152,9 @@ def ingest(
         Path | None, typer.Option(help="YAML map renaming track keypoints (old: new).")
     ] = None,
     chunk_frames: Annotated[int | None, typer.Option(help="Frames per zarr chunk.")] = None,
+    frames: Annotated[
+        str | None, typer.Option(help="Keep only these frames, START:STOP (e.g. 0:500).")
+    ] = None,
     config: ConfigOption = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing store.")] = False,
     verbose: Verbose = False,
@@ -200,6 +203,10 @@ def ingest(
             force_fps=force_fps,
             **how.options,
         )
+        if frames is not None:
+            from pipeline.tracks.frame_range import select_frames
+
+            ds = select_frames(ds, frames, source[0])
         write_tracks(ds, out, chunk_frames=chunk, overwrite=overwrite)
         observed = float(ds["position"].notnull().all("space").mean())
         say(

@@ -123,7 +123,9 @@ def plugin_gait() -> dict[str, Any]:
         aliases[f"heel_{s}"] = [f"{letter}HEE"]
         aliases[f"toe_{s}"] = [f"{letter}TOE"]
     names = [j["name"] for j in joints]
-    marker_names = [n for n in names if n.isupper() or n[:1] in "LR" and n[1:].isupper()]
+    # SACR is the alternative to the PSIS pair: a file has one or the other, and an
+    # unobserved marker cannot be calibrated, so it stays at its template place
+    marker_names = [n for n in names if n.upper() == n and n != "SACR"]
     return plan_dict(
         "plugin_gait",
         "Vicon Plug-in Gait full-body markers (LFHD ... RTOE, with C7, T10, CLAV, STRN, "
