@@ -288,6 +288,13 @@ def fit(
         typer.Option(help="Subject calibration (kinefit calibrate): fit its calibrated plan."),
     ] = None,
     up_axis: UpAxisOption = None,
+    auto_calibrate: Annotated[
+        bool,
+        typer.Option(
+            help="With -b auto on a 3D session of one individual: calibrate the chosen plan "
+            "to the subject first (on 50 frames) and fit that."
+        ),
+    ] = True,
     set_: SetOption = None,
     verbose: Verbose = False,
 ) -> None:
@@ -309,16 +316,17 @@ def fit(
         from pipeline.store import open_tracks
 
         quiet_dask_logs(verbose)
-        auto_map = None
+        auto_map = auto_fitted = None
         if body_plan == "auto" and calibration is None:
-            body_plan, auto_map = auto_plan(tracks, keypoint_map)
+            body_plan, auto_map, auto_fitted = auto_plan(tracks, keypoint_map, auto_calibrate)
         plan_spec = body_plan if calibration is None else str(calibration)
         run = _fit_config(config, plan_spec, workers, scheduler, set_)
-        plan = (
-            load_plan(run.body_plan)
-            if calibration is None
-            else calibrated_plan(calibration, body_plan)
-        )
+        if auto_fitted is not None:
+            plan = auto_fitted
+        elif calibration is None:
+            plan = load_plan(run.body_plan)
+        else:
+            plan = calibrated_plan(calibration, body_plan)
         # absolute before any task leaves this process; inputs checked before jobs start
         tracks, out = tracks.resolve(), out.resolve()
         session = open_tracks(tracks).attrs.get("session") or tracks.stem

@@ -12,26 +12,37 @@ from flows.cli.output import q, say
 __all__ = ["auto_plan", "fit_summary"]
 
 
-def auto_plan(tracks: Path, keypoint_map: Path | None) -> tuple[str, Any]:
-    """``-b auto``: the best-matching shipped plan and its map (printed), or an error."""
+def auto_plan(
+    tracks: Path, keypoint_map: Path | None, calibrate: bool = True
+) -> tuple[str, Any, Any]:
+    """``-b auto``: the best-matching shipped plan, its map and its calibration (printed).
+
+    For a 3D session of one individual (unless ``calibrate`` is off) the plan is
+    calibrated to the subject first; no good match is an error listing the best
+    candidates. Returns ``(plan name, map or None, calibrated plan or None)``.
+    """
     from pipeline.bodyplan.library.choice import choose_plan
+    from pipeline.calibrate.template_fit import fit_template
     from pipeline.store import open_tracks
 
-    names = [str(k) for k in open_tracks(tracks)["keypoint"].values]
+    ds = open_tracks(tracks)
+    names = [str(k) for k in ds["keypoint"].values]
     match = choose_plan(names, str(tracks))
+    unmatched = match.proposal.unmatched
     say(
         f"body plan {q(match.name)} chosen by keypoint names: {match.n_mapped} of "
         f"{len(names)} keypoints mapped"
-        + (
-            f" (unmatched: {q(', '.join(match.proposal.unmatched))})"
-            if match.proposal.unmatched
-            else ""
-        )
+        + (f" (unmatched: {q(', '.join(unmatched))})" if unmatched else "")
     )
     if keypoint_map is not None:
-        return match.name, None
+        return match.name, None, None
     say(q("  " + ", ".join(f"{k} -> {j}" for k, j in match.proposal.mapping.items())))
-    return match.name, match.proposal.mapping
+    if not calibrate or ds.sizes.get("space") != 3:
+        return match.name, match.proposal.mapping, None
+    session = ds.assign_attrs(session=ds.attrs.get("session") or Path(tracks).stem)
+    fitted = fit_template(match.plan, session, match.proposal.mapping, str(tracks))
+    say(q(f"  {fitted.note}"))
+    return match.name, match.proposal.mapping, fitted.plan if fitted.calibrated else None
 
 
 def fit_summary(report: Any, wall: float) -> Table:

@@ -6,7 +6,8 @@ must be the intended one, its map cover at least 80 % of the file's keypoints, a
 median keypoint error be within 2x of the reference: the same frames fitted with a map
 written here by hand and, for 3D markers, the plan calibrated to the subject (``kinefit
 calibrate``). 2D sessions have no calibration yet (the image scale is not estimated), so
-their reference is the shipped plan with the hand-made map.
+their reference is the shipped plan with the hand-made map. On a 3D session ``-b auto``
+calibrates the chosen plan to the subject before the fit.
 """
 
 from __future__ import annotations
@@ -142,11 +143,6 @@ PIG_HAND = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="-b auto fits the 1.75 m template uncalibrated: 25 mm median against 1.1 mm for "
-    "the plan calibrated to the subject; -b auto does not calibrate 3D sessions yet",
-)
 def test_plugin_gait_c3d_fits_within_2x_of_the_calibrated_plan(tmp_path):
     tracks = tmp_path / "static.zarr"
     _ok(
@@ -162,6 +158,7 @@ def test_plugin_gait_c3d_fits_within_2x_of_the_calibrated_plan(tmp_path):
         )
     )
     assert "body plan plugin_gait chosen by keypoint names: 35 of 115" in output
+    assert "calibrated to " in output
     auto = session_rms(tmp_path / "a.zarr")
     map_file = tmp_path / "hand.yaml"
     map_file.write_text(yaml.safe_dump({"keypoints": PIG_HAND}))
