@@ -8,8 +8,9 @@ Both are built on the mannequin's skeleton (:mod:`pipeline.bodyplan.mannequin`: 
   small toes, its skull base renamed so that HALPE's and BODY_25B's ``Head`` (the top of
   the head) is not taken for it.
 - ``plugin_gait``: Vicon's Plug-in Gait full-body marker set (head, trunk, arms, pelvis,
-  legs: ``LFHD`` ... ``RTOE``), in millimetres, each marker a fixed joint on its segment at
-  its textbook place (calibration fits its offset as a free 3-vector).
+  legs: ``LFHD`` ... ``RTOE``) and the model's virtual segment points Nexus writes beside
+  them (``PELO``, ``LFEA``...), in millimetres, each a fixed joint on its segment at its
+  textbook place (calibration fits its offset as a free 3-vector).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pipeline.bodyplan.library.build import expand, fixed, plan_dict
+from pipeline.bodyplan.library.build import Row, expand, fixed, plan_dict
 from pipeline.bodyplan.mannequin import mannequin_dict
 
 __all__ = ["human_pose", "plugin_gait"]
@@ -80,8 +81,55 @@ def _arm_points() -> tuple[list[float], list[float], list[float]]:
     return [0.29 * u for u in upper], [0.26 * f for f in fore], list(fore)
 
 
+#: Plug-in Gait's model outputs: segment -> (parent joint, origin from it in metres, length
+#: in metres, anterior, lateral (PiG's L: the subject's left on both sides but the arms'),
+#: proximal axis directions in the mannequin's frame), as Nexus writes them for a standing
+#: subject; their exact places are calibrated (they are markers).
+_PIG_SEGMENTS: dict[str, tuple[str, tuple[float, ...], float, tuple, tuple, tuple]] = {
+    "PEL": ("pelvis", (0, -0.06, 0), 0.125, (0, 0, 1), (1, 0, 0), (0, 1, 0)),
+    "TRX": ("chest", (0, 0.17, 0.08), 0.2, (0, 0.2, 1), (-1, 0, 0), (0, -1, 0.2)),
+    "HED": ("head", (0, 0, -0.02), 0.25, (0, 0.4, 0.9), (1, 0, 0), (0, 0.9, -0.4)),
+    "LFE": ("hip_l", (0, -0.41, 0), 0.41, (0, 0, 1), (1, 0, 0), (0, 1, 0)),
+    "RFE": ("hip_r", (0, -0.41, 0), 0.41, (-0.3, 0, 0.95), (0.95, 0, 0.3), (0, 1, 0)),
+    "LTI": ("knee_l", (0, -0.41, 0), 0.41, (0.4, 0, 0.9), (0.9, 0, -0.4), (0, 1, 0)),
+    "RTI": ("knee_r", (0, -0.41, 0), 0.41, (-0.6, 0, 0.8), (0.8, 0, 0.6), (0, 1, 0)),
+    "LFO": ("ankle_l", (0, -0.06, 0.13), 0.2, (0, 1, 0), (0.9, 0, -0.5), (-0.5, 0, -0.9)),
+    "RFO": ("ankle_r", (0, -0.06, 0.13), 0.2, (0, 1, 0), (1, 0, 0.2), (0.2, 0, -1)),
+    "LTO": ("ankle_l", (0, -0.06, 0.19), 0.07, (0, 1, 0), (0.9, 0, -0.5), (-0.5, 0, -0.9)),
+    "RTO": ("ankle_r", (0, -0.06, 0.19), 0.07, (0, 1, 0), (1, 0, 0.2), (0.2, 0, -1)),
+    "LCL": ("clavicle_l", (0.16, 0, -0.02), 0.2, (0.5, 0.3, 0.8), (0, 1, -0.3), (-0.9, 0, 0.5)),
+    "RCL": ("clavicle_r", (-0.16, 0, -0.02), 0.2, (-0.3, 0.2, 0.9), (0, -1, 0.3), (0.9, 0, 0.3)),
+    "LHU": ("shoulder_l", "elbow", 0.29, (0, 0, -1), (-0.7, -0.7, 0), (-0.7, 0.7, 0)),
+    "RHU": ("shoulder_r", "elbow", 0.29, (-0.4, 0, -0.9), (-0.7, 0.7, 0), (0.7, 0.7, 0)),
+    "LRA": ("elbow_l", "wrist", 0.26, (0.5, -0.5, -0.7), (-0.7, -0.7, 0), (-0.5, 0.5, -0.7)),
+    "RRA": ("elbow_r", "wrist", 0.26, (-0.7, -0.5, -0.5), (-0.7, 0.7, 0.2), (0.3, 0.5, -0.8)),
+    "LHN": ("wrist_l", "hand", 0.17, (0, 1, 0), (0.8, 0, -0.6), (-0.6, 0.2, -0.8)),
+    "RHN": ("wrist_r", "hand", 0.17, (0, 1, 0.2), (0.9, 0, 0.4), (0.3, 0.2, -0.9)),
+}
+
+
+def _pig_outputs(elbow: list[float], wrist: list[float], fore: list[float]) -> list[Row]:
+    """Rows of Plug-in Gait's virtual points: ``<seg>O`` and its A, L, P axis points."""
+    rows: list[Row] = []
+    for seg, (parent, origin, length, *axes) in _PIG_SEGMENTS.items():
+        mirror = -1.0 if seg[0] == "R" else 1.0
+        if isinstance(origin, str):  # an arm: the next joint of the mannequin's arm
+            base = {"elbow": elbow, "wrist": wrist, "hand": [0.17 * c for c in fore]}[origin]
+            origin = (mirror * base[0], base[1], base[2])
+        rows.append((f"{seg}O", parent, list(origin), fixed()))
+        for letter, axis in zip("ALP", axes, strict=True):
+            norm = math.sqrt(sum(c * c for c in axis))
+            point = [o + length * c / norm for o, c in zip(origin, axis, strict=True)]
+            rows.append((f"{seg}{letter}", parent, point, fixed()))
+    return rows
+
+
 def plugin_gait() -> dict[str, Any]:
-    """Vicon Plug-in Gait full body: 39 markers on a 1.75 m skeleton, millimetres, +Y up."""
+    """Vicon Plug-in Gait full body, millimetres, +Y up: its 39 markers and 76 model outputs.
+
+    The model outputs are the segments' origins and axis points (``LFEO``, ``LFEA``...)
+    that Nexus writes beside the markers; they are markers of the plan too.
+    """
     elbow, wrist, fore = _arm_points()
     lateral_elbow = [elbow[0] + 0.025, elbow[1] + 0.025, -0.01]
     markers = [  # (name with {S} the side letter, parent, offset in metres)
@@ -113,6 +161,7 @@ def plugin_gait() -> dict[str, Any]:
             ("STRN", "chest", [0.0, 0.0, 0.12], fixed()),
             ("RBAK", "chest", [-0.08, 0.10, -0.11], fixed()),
             ("SACR", "pelvis", [0.0, 0.04, -0.11], fixed()),
+            *_pig_outputs(elbow, wrist, fore),
         ],
         _LATERAL,
     )

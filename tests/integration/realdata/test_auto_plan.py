@@ -148,7 +148,7 @@ def test_plugin_gait_c3d_fits_within_2x_of_the_calibrated_plan(tmp_path):
     _ok(
         runner.invoke(
             app,
-            ["ingest", str(REAL / "c3d/Sample_Static.c3d"), "-o", str(tracks), "--frames", "0:40"],
+            ["ingest", str(REAL / "c3d/Sample_Static.c3d"), "-o", str(tracks), "--frames", "0:20"],
         )
     )
     output = _ok(
@@ -157,7 +157,7 @@ def test_plugin_gait_c3d_fits_within_2x_of_the_calibrated_plan(tmp_path):
             ["fit", str(tracks), "-o", str(tmp_path / "a.zarr"), "-b", "auto", "--workers", "0"],
         )
     )
-    assert "body plan plugin_gait chosen by keypoint names: 35 of 115" in output
+    assert "body plan plugin_gait chosen by keypoint names: 111 of 115" in output
     assert "calibrated to " in output
     auto = session_rms(tmp_path / "a.zarr")
     map_file = tmp_path / "hand.yaml"
@@ -200,3 +200,38 @@ def test_unconfident_session_warns_and_reports_no_observations(tmp_path):
     assert counts["no_observations"] == 11 and counts["max_iterations"] == 0
     assert session_rms(tmp_path / "b.zarr") is None
     assert np.isfinite(session_rms(tmp_path / "a.zarr"))
+
+
+@pytest.mark.parametrize(
+    ("rel", "expected"),
+    [
+        (
+            "nwb/m3v1mp4DLC_resnet50_openfieldAug20shuffle1_30000.nwb",
+            [
+                "ind1_snout: nose",
+                "ind1_leftear: ear_l",
+                "ind1_rightear: ear_r",
+                "ind1_tailbase: tail_base",
+            ],
+        ),
+        (
+            "sleap/minimal_back_proofread.analysis.h5",
+            ["Head: head", "Trunk: center", "TTI: tail_base"],
+        ),
+        ("sleap/predictions.analysis.h5", ["head: head", "thorax: thorax", "abdomen: abdomen"]),
+    ],
+)
+def test_body_plan_map_without_a_plan(rel, expected):
+    output = _ok(runner.invoke(app, ["body-plan", "map", str(REAL / rel)]))
+    assert "chose body plan" in output
+    for line in expected:
+        assert f"  {line}\n" in output
+
+
+def test_body_plan_map_refuses_a_weak_map_and_list_shows_the_plans():
+    rel = "dlc/mouse_single.csv"
+    result = runner.invoke(app, ["body-plan", "map", str(REAL / rel), "mannequin"])
+    assert result.exit_code == 1 and "too weak to fit" in result.output
+    listed = _ok(runner.invoke(app, ["body-plan", "list"]))
+    for name in ("mouse_topdown", "fly_topdown", "human_pose", "plugin_gait", "quadruped"):
+        assert f"{name}: " in listed

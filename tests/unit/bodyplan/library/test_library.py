@@ -96,7 +96,7 @@ TABLE = {
     "dlc/m3v1mp4DLC_resnet50_openfieldAug20shuffle1_30000.h5": ("mouse_topdown", {}),
     "movement/m3v1mp4DLC_openfield.movement-0.15.nc": ("mouse_topdown", {}),
     "sleap/SLEAP_single-mouse_EPM.analysis.h5": ("mouse_topdown", {"tail_base": "tail_base"}),
-    "c3d/Sample_Static.c3d": ("plugin_gait", {"LASI": "LASI", "LHEE": "heel_l"}),
+    "c3d/Sample_Static.c3d": ("plugin_gait", {"LASI": "LASI", "LHEE": "heel_l", "LFEO": "LFEO"}),
 }
 
 
@@ -107,8 +107,7 @@ def test_auto_choice_of_real_files(rel):
     match = choose_plan(names, rel)
     assert match.name == plan
     assert {k: match.proposal.mapping[k] for k in expected} == expected
-    if rel != "c3d/Sample_Static.c3d":  # 80 of its 115 points are Plug-in Gait's outputs
-        assert match.coverage >= 0.8
+    assert match.coverage >= 0.8
 
 
 @pytest.mark.parametrize("rel", ["c3d/Qualisys.c3d", "c3d/BTS.c3d", "c3d/Vicon.c3d"])
