@@ -41,11 +41,11 @@ SHIPPED: dict[str, Callable[[], dict[str, Any]]] = {
     "mouse_topdown": mouse_topdown,
     "fly_topdown": fly_topdown,
     "human_pose": human_pose,
+    "mannequin": mannequin_dict,
     "plugin_gait": plugin_gait,
     "quadruped": quadruped,
     "rodent_side": rodent_side,
     "macaque": macaque,
-    "mannequin": mannequin_dict,
 }
 _CACHE: dict[str, BodyPlan] = {}
 

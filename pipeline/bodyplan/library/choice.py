@@ -5,8 +5,9 @@ Every candidate (the shipped plans, then any given ones) gets the map
 the fraction of the track's keypoints their map covers, then by how many it maps, then
 in the order given (the shipped table's order breaks ties: ``human_pose`` before
 ``macaque`` for COCO names, ``mouse_topdown`` before ``rodent_side``). A map is good
-enough (:func:`check_map`) when it maps at least ``min(MIN_MAPPED, n)`` keypoints and
-covers at least ``MIN_COVERAGE`` of them, or maps ``MANY_MAPPED`` or more (a marker set
+enough (:func:`check_map`) when it maps at least ``MIN_MAPPED`` keypoints (``MIN_FEW``
+of a track with fewer: a body's pose needs three points) and covers at least
+``MIN_COVERAGE`` of them, or maps ``MANY_MAPPED`` or more (a marker set
 beside a system's own model outputs); otherwise the choice is refused, naming the best
 candidates and what they left unmatched.
 """
@@ -24,6 +25,7 @@ from pipeline.errors import TracksError
 __all__ = [
     "MANY_MAPPED",
     "MIN_COVERAGE",
+    "MIN_FEW",
     "MIN_MAPPED",
     "PlanMatch",
     "check_map",
@@ -31,8 +33,9 @@ __all__ = [
     "rank_plans",
 ]
 
-#: A map needs this many keypoints (or all of a track that has fewer) ...
+#: A map needs this many keypoints (MIN_FEW of a track that has fewer) ...
 MIN_MAPPED = 4
+MIN_FEW = 3
 #: ... and this fraction of the track's keypoints, unless it maps MANY_MAPPED or more.
 MIN_COVERAGE = 0.5
 MANY_MAPPED = 20
@@ -70,8 +73,7 @@ class PlanMatch:
     @property
     def good_enough(self) -> bool:
         """The map passes :func:`check_map`'s thresholds."""
-        need = min(MIN_MAPPED, self.n_keypoints)
-        return self.n_mapped >= max(need, 1) and (
+        return self.n_mapped >= _need(self.n_keypoints) and (
             self.coverage >= MIN_COVERAGE or self.n_mapped >= MANY_MAPPED
         )
 
@@ -84,6 +86,11 @@ class PlanMatch:
             + (f"; unmatched: {shown}" if left else "")
             + ")"
         )
+
+
+def _need(n_keypoints: int) -> int:
+    """Keypoints a map must have for a track of ``n_keypoints``."""
+    return MIN_MAPPED if n_keypoints >= MIN_MAPPED else MIN_FEW
 
 
 def rank_plans(
@@ -125,7 +132,7 @@ def check_map(match: PlanMatch, source: str) -> PlanMatch:
         return match
     raise TracksError(
         f"{source}: the keypoint map onto {match.describe()} is too weak to fit: a map "
-        f"needs at least {min(MIN_MAPPED, match.n_keypoints)} keypoints and "
+        f"needs at least {_need(match.n_keypoints)} keypoints and "
         f"{MIN_COVERAGE:.0%} of the track's (or {MANY_MAPPED}); write a map "
         "(--keypoint-map, see: kinefit body-plan map) or choose another plan"
     )
@@ -152,7 +159,7 @@ def choose_plan(
     best = "; ".join(m.describe() for m in ranked[:shown])
     raise TracksError(
         f"{source}: no body plan matches the track's keypoint names well enough (a map "
-        f"needs at least {min(MIN_MAPPED, len(keypoints))} keypoints and {MIN_COVERAGE:.0%} "
+        f"needs at least {_need(len(keypoints))} keypoints and {MIN_COVERAGE:.0%} "
         f"of the track's, or {MANY_MAPPED}); best candidates: {best}. Pass --body-plan "
         "with a --keypoint-map (see: kinefit body-plan map TRACKS PLAN)"
     )

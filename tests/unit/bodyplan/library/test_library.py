@@ -182,3 +182,22 @@ def test_given_plans_rank_beside_the_shipped_ones():
     )
     ranked = rank_plans(names, {"bird.json": bird})
     assert ranked[0].name == "bird.json" and ranked[0].n_mapped == 4
+
+
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "sleap/SLEAP_three-mice_Aeon_mixed-labels.analysis.h5",  # one centroid
+        "nwb/0.3.0_poseestimation_one_camera.nwb",  # two paws
+        "lightningpose/CollectedData.csv",  # a mirror rig's two views of a mouse
+        "anipose/mouse_paw.csv",
+    ],
+)
+def test_too_few_or_foreign_keypoints_are_refused(rel):
+    with pytest.raises(TracksError, match="no body plan matches"):
+        choose_plan(_names(rel), rel)
+
+
+def test_a_tie_goes_to_the_smaller_plan_listed_first():
+    match = choose_plan(_names("bvh/test_mocapbank.bvh"), "mocapbank")
+    assert match.name == "mannequin"  # plugin_gait holds the same skeleton and its markers
