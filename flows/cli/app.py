@@ -15,7 +15,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from flows.cli.calibrate import calibrate, calibrated_plan
 from flows.cli.common import (
@@ -30,8 +29,8 @@ from flows.cli.common import (
 )
 from flows.cli.config import body_plan_app, config_app
 from flows.cli.export import export_app
+from flows.cli.fit_outcome import auto_plan, fit_summary
 from flows.cli.ik import ik
-from flows.cli.observation_rows import image_scale_row
 from flows.cli.output import console, err_console, q, quiet_dask_logs, say
 from flows.cli.render import render
 from flows.cli.report import report
@@ -116,8 +115,13 @@ def ingest(
         typer.Option(help="With --views: VIEW=N, frame N of that view's file is session frame 0."),
     ] = None,
     fps: Annotated[
-        float | None, typer.Option(help="Frame rate, used only if the file has none.")
+        float | None,
+        typer.Option(help="Frame rate, used only if the file has none (see --force-fps)."),
     ] = None,
+    force_fps: Annotated[
+        bool,
+        typer.Option(help="--fps replaces the file's own frame rate (kept as file_fps)."),
+    ] = False,
     format: Annotated[
         str | None,
         typer.Option(
@@ -148,6 +152,9 @@ def ingest(
         Path | None, typer.Option(help="YAML map renaming track keypoints (old: new).")
     ] = None,
     chunk_frames: Annotated[int | None, typer.Option(help="Frames per zarr chunk.")] = None,
+    frames: Annotated[
+        str | None, typer.Option(help="Keep only these frames, START:STOP (e.g. 0:500).")
+    ] = None,
     config: ConfigOption = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing store.")] = False,
     verbose: Verbose = False,
@@ -189,8 +196,17 @@ def ingest(
         if not source or len(source) != 1:
             raise ConfigError("expected one tracks file (SOURCE), or --views NAME=FILE ...")
         ds = read_tracks(
-            Path(source[0]), format=how.format, fps=how.fps, to_unit=how.to_unit, **how.options
+            Path(source[0]),
+            format=how.format,
+            fps=how.fps,
+            to_unit=how.to_unit,
+            force_fps=force_fps,
+            **how.options,
         )
+        if frames is not None:
+            from pipeline.tracks.frame_range import select_frames
+
+            ds = select_frames(ds, frames, source[0])
         write_tracks(ds, out, chunk_frames=chunk, overwrite=overwrite)
         observed = float(ds["position"].notnull().all("space").mean())
         say(
@@ -198,38 +214,6 @@ def ingest(
             f"{ds.sizes['keypoint']} keypoints, {ds.sizes['individual']} individual(s), "
             f"{ds.sizes['space']}-D, {observed:.1%} observed"
         )
-
-
-def _summary(report: Any, wall: float) -> Table:
-    import numpy as np
-
-    from pipeline.store.fit import open_fit
-
-    fit = open_fit(report.out)
-    rms = fit["rms_error"].values
-    observation = fit.attrs.get("observation") or {}
-    if observation.get("kind") == "image":  # the solver's RMS is in pixels times the scale
-        rms = rms / float(observation.get("image_scale") or 1.0)
-    converged = fit["converged"].values
-    seam = fit["seam_disagreement"].values
-    table = Table(title=f"fit {report.out}", show_header=False, box=None)
-    fitted = len(report.chunks_fitted)
-    rows = [
-        ("frames", f"{report.n_frames} x {report.n_individuals} individual(s)"),
-        ("chunks", f"{report.n_chunks} ({fitted} fitted now, {report.n_chunks - fitted} resumed)"),
-        ("frames/s", f"{report.n_frames * fitted / max(report.n_chunks, 1) / wall:,.0f}"),
-        ("median RMS", f"{np.nanmedian(rms):.4g} {fit.attrs.get('unit') or ''}".strip()),
-        ("worst RMS", f"{np.nanmax(rms):.4g} (frame {int(np.nanargmax(rms.max(axis=1)))})"),
-        ("non-converged", f"{int((~converged).sum())} frame-individuals"),
-        ("worst seam", "n/a" if np.all(np.isnan(seam)) else f"{np.nanmax(seam):.3g}"),
-    ]
-    if report.unmapped_keypoints:
-        rows.append(("unmapped keypoints", ", ".join(report.unmapped_keypoints)))
-    if observation.get("kind") == "image":
-        rows.append(("image scale", image_scale_row(observation, fit.attrs)))
-    for key, value in rows:
-        table.add_row(f"[bold]{key}[/]", q(value))
-    return table
 
 
 def _fit_config(
@@ -269,7 +253,12 @@ def fit(
     out: Annotated[Path, typer.Option("--out", "-o", help="Fit zarr store to write.")],
     body_plan: Annotated[
         str | None,
-        typer.Option("--body-plan", "-b", help="Body-plan JSON, or 'mannequin' (default: config)."),
+        typer.Option(
+            "--body-plan",
+            "-b",
+            help="Body-plan JSON, a shipped plan (kinefit body-plan list), or 'auto': the "
+            "shipped plan whose keypoint names match best, with its map (default: config).",
+        ),
     ] = None,
     config: ConfigOption = None,
     workers: Annotated[
@@ -303,6 +292,13 @@ def fit(
         typer.Option(help="Subject calibration (kinefit calibrate): fit its calibrated plan."),
     ] = None,
     up_axis: UpAxisOption = None,
+    auto_calibrate: Annotated[
+        bool,
+        typer.Option(
+            help="With -b auto on a 3D session of one individual: calibrate the chosen plan "
+            "to the subject first (on 50 frames) and fit that."
+        ),
+    ] = True,
     set_: SetOption = None,
     verbose: Verbose = False,
 ) -> None:
@@ -324,13 +320,17 @@ def fit(
         from pipeline.store import open_tracks
 
         quiet_dask_logs(verbose)
+        auto_map = auto_fitted = None
+        if body_plan == "auto" and calibration is None:
+            body_plan, auto_map, auto_fitted = auto_plan(tracks, keypoint_map, auto_calibrate)
         plan_spec = body_plan if calibration is None else str(calibration)
         run = _fit_config(config, plan_spec, workers, scheduler, set_)
-        plan = (
-            load_plan(run.body_plan)
-            if calibration is None
-            else calibrated_plan(calibration, body_plan)
-        )
+        if auto_fitted is not None:
+            plan = auto_fitted
+        elif calibration is None:
+            plan = load_plan(run.body_plan)
+        else:
+            plan = calibrated_plan(calibration, body_plan)
         # absolute before any task leaves this process; inputs checked before jobs start
         tracks, out = tracks.resolve(), out.resolve()
         session = open_tracks(tracks).attrs.get("session") or tracks.stem
@@ -367,7 +367,7 @@ def fit(
                     chunk_frames=chunks,
                     overlap_frames=overlap,
                     force=force,
-                    keypoint_map=keypoint_map or run.keypoint_map,
+                    keypoint_map=keypoint_map or auto_map or run.keypoint_map,
                     progress=update,
                     multiview=multiview,
                     image_scale=image_scale,
@@ -383,7 +383,7 @@ def fit(
                 f"{report.fingerprint[:12]}); use --force to refit"
             )
             return
-        console.print(_summary(report, time.perf_counter() - t0))
+        console.print(fit_summary(report, time.perf_counter() - t0))
 
 
 app.command()(demo)

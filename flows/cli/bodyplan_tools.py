@@ -1,4 +1,4 @@
-"""``kinefit body-plan convert|edit|combine|map``: bring your own body.
+"""``kinefit body-plan convert|edit|combine|list|map``: bring your own body.
 
 Thin shells over :mod:`pipeline.bodyplan.importers`, :mod:`pipeline.bodyplan.editing` and
 :mod:`pipeline.bodyplan.keypoint_map`; they add the commands to the ``body-plan`` group
@@ -123,30 +123,79 @@ def combine(
         say(f"[green]wrote[/] {q(output)}: {body.n_joints} joints, {body.n_dofs} DOFs")
 
 
+def _read_names(tracks: Path, format: str | None) -> list[str]:
+    """A tracks file's (or tracks store's) keypoint names."""
+    from pipeline.errors import TracksError
+    from pipeline.tracks import read_tracks
+
+    if tracks.is_dir() and (tracks / ".zattrs").exists() or (tracks / "zarr.json").exists():
+        from pipeline.store import open_tracks
+
+        return [str(k) for k in open_tracks(tracks)["keypoint"].values]
+    try:
+        ds = read_tracks(tracks, format)
+    except TracksError as exc:
+        if "rate" not in str(exc) and "fps" not in str(exc):
+            raise
+        ds = read_tracks(tracks, format, fps=1.0)  # only the names are needed
+    return [str(k) for k in ds["keypoint"].values]
+
+
+@body_plan_app.command("list")
+def list_plans(verbose: Verbose = False) -> None:
+    """List the shipped body plans with their unit, up axis and keypoints."""
+    with guard(verbose):
+        from pipeline.bodyplan.library import SHIPPED, shipped_plan
+
+        for name in SHIPPED:
+            plan = shipped_plan(name)
+            up = (plan.extras or {}).get("x-up-axis", "?")
+            say(
+                f"[bold]{name}[/]: {plan.n_joints} keypoints, {plan.n_dofs} DOFs, "
+                f"{q(plan.unit or '?')}, up {q(up)}"
+            )
+            say(f"  {q(', '.join(plan.joint_names))}")
+
+
 @body_plan_app.command("map")
 def map_keypoints(
-    tracks: Annotated[Path, typer.Argument(help="A tracks file (any format ingest reads).")],
-    plan: Annotated[str, typer.Argument(help="Body plan (file or 'mannequin').")],
+    tracks: Annotated[
+        Path, typer.Argument(help="A tracks file (any format ingest reads) or tracks store.")
+    ],
+    plan: Annotated[
+        str | None,
+        typer.Argument(help="Body plan (file or shipped name); default: the best shipped one."),
+    ] = None,
+    candidate: Annotated[
+        list[str] | None,
+        typer.Option(help="Without PLAN: a further plan to rank beside the shipped ones."),
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the YAML here (default: print).")
     ] = None,
     format: Annotated[str | None, typer.Option(help="Tracks format (default: guessed).")] = None,
     verbose: Verbose = False,
 ) -> None:
-    """Propose a track-keypoint -> joint map by name, as the YAML the fit takes."""
+    """Propose a track-keypoint -> joint map by name, as the YAML the fit takes.
+
+    Without PLAN, ranks the shipped plans (and --candidate ones) by how well the names
+    match and maps onto the best; an empty or weak map is an error naming what did not
+    match.
+    """
     with guard(verbose):
         from pipeline.bodyplan.keypoint_map import propose_keypoint_map
-        from pipeline.errors import TracksError
-        from pipeline.tracks import read_tracks
+        from pipeline.bodyplan.library.choice import PlanMatch, check_map, choose_plan
 
-        try:
-            ds = read_tracks(tracks, format)
-        except TracksError as exc:
-            if "rate" not in str(exc) and "fps" not in str(exc):
-                raise
-            ds = read_tracks(tracks, format, fps=1.0)  # only the names are needed
-        names = [str(k) for k in ds["keypoint"].values]
-        proposal = propose_keypoint_map(names, load_plan(plan))
+        names = _read_names(tracks, format)
+        if plan is None:
+            given = {c: load_plan(c) for c in candidate or []}
+            match = choose_plan(names, str(tracks), given)
+            say(f"chose body plan {q(match.name)}: {match.n_mapped} of {len(names)} keypoints")
+        else:
+            body = load_plan(plan)
+            match = PlanMatch(plan, body, propose_keypoint_map(names, body), len(names))
+            check_map(match, str(tracks))
+        proposal = match.proposal
         text = proposal.to_yaml()
         if output is None:
             typer.echo(text, nl=False)

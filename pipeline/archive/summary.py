@@ -78,7 +78,11 @@ def session_rms(fit: str | Path) -> float | None:
     Reads the one array with zarr: opening the store with xarray would decode every
     coordinate first, most of the cost for a skipped session.
     """
-    rms = np.asarray(zarr.open_group(str(fit), mode="r")["rms_error"][...], dtype=np.float64)
+    group = zarr.open_group(str(fit), mode="r")
+    rms = np.asarray(group["rms_error"][...], dtype=np.float64)
+    if "stop_reason" in group.array_keys():  # no RMS over frames with nothing observed
+        empty = np.asarray(group["stop_reason"][...]) == STOP_REASONS.index("no_observations")
+        rms = np.where(empty, np.nan, rms)
     finite = rms[np.isfinite(rms)]
     return float(np.median(finite)) if finite.size else None
 

@@ -12,9 +12,14 @@ Names are compared by a key that ignores what spellings vary in:
 - common synonyms (``snout`` = ``nose``, ``tailend`` = ``tail_tip``, ``centre`` = ``center``,
   ``hips`` = ``pelvis``, ...; :data:`SYNONYMS`, extendable per call).
 
+- an individual's prefix (``ind1_snout``, ``mouse2-nose``) and a prefix every keypoint
+  shares (``ind1_``, a subject's ``Daphnee:``).
+
 A joint is also known by its DOFs' names, so ``waist_pitch_joint`` (a DOF in an imported
-MJCF's ``torso_link``) finds that body. A track keypoint is mapped only when exactly one
-joint has its key; the others are listed as unmatched or ambiguous, never guessed.
+MJCF's ``torso_link``) finds that body, and by the names its plan lists for it in
+``x-keypoint-aliases`` (the shipped plans' conventions: ``TTI`` is the tail base).
+A track keypoint is mapped only when exactly one joint has its key; the others are
+listed as unmatched or ambiguous, never guessed.
 """
 
 from __future__ import annotations
@@ -27,7 +32,14 @@ import yaml
 
 from pipeline.bodyplan.model import BodyPlan
 
-__all__ = ["SYNONYMS", "KeypointMapProposal", "name_key", "propose_keypoint_map"]
+__all__ = [
+    "SYNONYMS",
+    "KeypointMapProposal",
+    "name_key",
+    "plan_aliases",
+    "propose_keypoint_map",
+    "strip_prefixes",
+]
 
 #: Word -> canonical word. Applied to each word of a name (and to glued compounds).
 SYNONYMS: dict[str, str] = {
@@ -53,6 +65,50 @@ _LEFT = {"l", "left", "lft", "lt"}
 _RIGHT = {"r", "right", "rgt", "rt"}
 #: Words that start with l/r but are not sided (``rear`` is not "right ear").
 _NOT_SIDED = {"rear", "rest", "root", "ring", "radius", "rump", "leg", "lid", "lip"}
+
+
+#: An individual's or track's prefix on a keypoint name (``ind1_``, ``animal0-``).
+_INDIVIDUAL = re.compile(r"^(?:ind|individual|animal|mouse|fly|subject|track|id)\d+[_\-.:]", re.I)
+
+
+def strip_prefixes(keypoints: Sequence[str]) -> dict[str, str]:
+    """Each keypoint name without an individual's prefix or a prefix all of them share.
+
+    Parameters
+    ----------
+    keypoints : sequence of str
+
+    Returns
+    -------
+    dict
+        Keypoint -> its name for matching (``ind1_snout`` -> ``snout``); a shared prefix
+        is cut only at a separator (``_ - . :``), only when it holds a digit or ends in
+        ``:`` (``paw_l``, ``paw_r`` keep their word), and never leaves a name empty.
+    """
+    names = {k: _INDIVIDUAL.sub("", k) for k in keypoints}
+    if len(names) > 1:
+        common = _os_commonprefix(list(names.values()))
+        cut = max(common.rfind(c) for c in "_-.:") + 1
+        prefix = common[:cut]
+        looks_like_id = prefix.endswith(":") or any(c.isdigit() for c in prefix)
+        if cut > 0 and looks_like_id and all(len(v) > cut + 1 for v in names.values()):
+            names = {k: v[cut:] for k, v in names.items()}
+    return names
+
+
+def _os_commonprefix(values: list[str]) -> str:
+    lo, hi = min(values), max(values)
+    n = 0
+    while n < min(len(lo), len(hi)) and lo[n] == hi[n]:
+        n += 1
+    return lo[:n]
+
+
+def plan_aliases(plan: BodyPlan) -> dict[str, list[str]]:
+    """The plan's ``x-keypoint-aliases``: joint -> other names of its keypoint."""
+    raw = (plan.extras or {}).get("x-keypoint-aliases") or {}
+    joints = set(plan.joint_names)
+    return {str(j): [str(a) for a in names] for j, names in raw.items() if j in joints}
 
 
 def _words(name: str) -> list[str]:
@@ -142,6 +198,7 @@ def propose_keypoint_map(
     plan: BodyPlan | Sequence[str],
     *,
     synonyms: Mapping[str, str] | None = None,
+    aliases: Mapping[str, Sequence[str]] | None = None,
 ) -> KeypointMapProposal:
     """Match track keypoint names to a plan's joints by name.
 
@@ -153,6 +210,9 @@ def propose_keypoint_map(
         The plan (joint names, and its DOF names as aliases) or joint names.
     synonyms : mapping, optional
         Extra word -> canonical word pairs, added to :data:`SYNONYMS`.
+    aliases : mapping, optional
+        Joint -> further names of its keypoint, added to the plan's own
+        (:func:`plan_aliases`).
 
     Returns
     -------
@@ -160,29 +220,35 @@ def propose_keypoint_map(
     """
     words = dict(SYNONYMS)
     words.update(synonyms or {})
-    aliases: dict[str, set[str]] = {}
+    names_of: dict[str, set[str]] = {}
     if isinstance(plan, BodyPlan):
         for joint in plan.joints:
             names = {joint.name}
             names.update(
                 d.name.rsplit("/", 1)[0] if "/" in d.name else d.name for d in joint.dofs if d.name
             )
-            aliases[joint.name] = names
+            names_of[joint.name] = names
+        for joint_name, more in plan_aliases(plan).items():
+            names_of[joint_name].update(more)
     else:
-        aliases = {str(j): {str(j)} for j in plan}
-    vocabulary = {w for names in aliases.values() for n in names for w in _words(n)}
-    vocabulary |= {w for k in keypoints for w in _words(k)}
+        names_of = {str(j): {str(j)} for j in plan}
+    for joint_name, more in (aliases or {}).items():
+        if joint_name in names_of:
+            names_of[joint_name].update(str(a) for a in more)
+    bare = strip_prefixes([str(k) for k in keypoints])
+    vocabulary = {w for names in names_of.values() for n in names for w in _words(n)}
+    vocabulary |= {w for k in bare.values() for w in _words(k)}
     by_key: dict[tuple[str, str], set[str]] = {}
-    for joint, names in aliases.items():
+    for joint, names in names_of.items():
         for n in names:
             by_key.setdefault(name_key(n, vocabulary, words), set()).add(joint)
     claims: dict[str, list[str]] = {}
     unmatched, ambiguous = [], {}
     for k in keypoints:
-        if k in aliases:
+        if k in names_of:
             claims.setdefault(k, []).append(k)
             continue
-        key = name_key(k, vocabulary, words)
+        key = name_key(bare[k], vocabulary, words)
         found = sorted(by_key.get(key, set()))
         if not found and not key[0]:  # no side given: either side's joint would do
             found = sorted(by_key.get(("L", key[1]), set()) | by_key.get(("R", key[1]), set()))
@@ -207,5 +273,5 @@ def propose_keypoint_map(
         mapping=mapping,
         unmatched=unmatched,
         ambiguous=ambiguous,
-        unused_joints=[j for j in aliases if j not in used],
+        unused_joints=[j for j in names_of if j not in used],
     )

@@ -108,6 +108,13 @@ def _is_url(value: str) -> bool:
     return "://" in value or value.startswith("simplecache::")
 
 
+def _shipped_name(value: Any, base: Any) -> bool:
+    """``value`` names a shipped plan (``mannequin``, ...) and no file beside the config."""
+    from pipeline.bodyplan.library import SHIPPED
+
+    return isinstance(value, str) and value in SHIPPED and not (Path(base) / value).exists()
+
+
 def _absolute(value: Any, base: Path) -> Any:
     if not isinstance(value, str) or not value or _is_url(value):
         return value
@@ -136,7 +143,7 @@ def resolve_paths(data: Mapping[str, Any], base: Path) -> dict[str, Any]:
                 k: _absolute(v, base) if k in PATH_OPTIONS else v for k, v in options.items()
             }
         out["archive"] = archive
-    if out.get("body_plan") != "mannequin" and "body_plan" in out:
+    if "body_plan" in out and not _shipped_name(out["body_plan"], base):
         out["body_plan"] = _absolute(out["body_plan"], base)
     if "keypoint_map" in out:
         out["keypoint_map"] = _absolute(out["keypoint_map"], base)

@@ -364,8 +364,13 @@ class RunConfig(_Section):
     @field_validator("body_plan")
     @classmethod
     def _body_plan_exists(cls, value: str) -> str:
-        if value != "mannequin" and not Path(value).is_file():
-            raise ValueError(f"no such body-plan file {value!r}; give a JSON file or 'mannequin'")
+        from pipeline.bodyplan.library import SHIPPED
+
+        if value not in SHIPPED and not Path(value).is_file():
+            raise ValueError(
+                f"no such body-plan file {value!r}; give a JSON file or a shipped plan: "
+                + ", ".join(SHIPPED)
+            )
         return value
 
     @property

@@ -38,6 +38,7 @@ import numpy as np
 from pipeline.bodyplan import BodyPlan, body_plan_sha256, load_body_plan
 from pipeline.errors import ConfigError, FitError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
+from pipeline.fit.observed import observed, warn_if_empty
 from pipeline.fit.run import FitReport, SessionJob, current_fit, fit_stores
 from pipeline.fit.view_setup import scan_views, view_setup, with_estimated_scale
 from pipeline.fit.world_frame import WorldFrame, plan_up_axis, resolve_world_frame, rotate_cameras
@@ -187,6 +188,9 @@ def fit_session(
     mapping = map_keypoints(
         ds["keypoint"].values, plan.joint_names, keypoint_map, source=tracks_path
     )
+    mapped_keypoints = [k for k in mapping.joint_keypoint if k >= 0]
+    seen = observed(ds, mapped_keypoints, config.min_confidence)
+    warn_if_empty(seen, tracks_path, config.min_confidence)
     chunk_frames = int(ds["position"].chunks[0][0] if chunk_frames is None else chunk_frames)
     if chunk_frames < 1 or overlap_frames < 0:
         raise ConfigError(

@@ -134,7 +134,9 @@ def pick_reader(path: str | Path, format: str | None = None) -> ModuleType:
     return REGISTRY.pick(Path(path), format).declaration
 
 
-def with_fps(ds: xr.Dataset, fps: float | None, source: str) -> xr.Dataset:
+def with_fps(
+    ds: xr.Dataset, fps: float | None, source: str, *, force_fps: bool = False
+) -> xr.Dataset:
     """Settle the frame rate: the file's own rate wins, ``fps`` fills in when it has none.
 
     A frame-numbered time coordinate is converted to seconds. An explicit ``fps`` that
@@ -151,10 +153,20 @@ def with_fps(ds: xr.Dataset, fps: float | None, source: str) -> xr.Dataset:
         if not np.isfinite(fps) or fps <= 0:
             raise TracksError(f"{source}: fps must be a positive number, got {fps!r}")
     own = ds.attrs.get("fps")
+    if force_fps:
+        if fps is None:
+            raise TracksError(f"{source}: force_fps (--force-fps) needs fps= (--fps)")
+        if own is not None and ds.attrs.get("time_unit") != "frames":
+            # the file's clock is wrong: its frames are 1/fps apart, its rate is kept beside
+            time = np.asarray(ds["time"].values, dtype=np.float64) * (float(own) / fps)
+            ds = ds.assign_coords(time=time)
+            ds.attrs.update(file_fps=float(own))
+            ds.attrs.pop("fps")
+            own = None
     if own is not None and fps is not None and not np.isclose(float(own), fps, rtol=1e-9):
         warnings.warn(
             f"{source}: the file records {float(own):g} fps; ignoring fps={fps:g} "
-            "(a file's own frame rate wins)",
+            "(a file's own frame rate wins; force_fps / --force-fps overrides it)",
             UserWarning,
             stacklevel=3,
         )
@@ -226,6 +238,7 @@ def read_tracks(
     *,
     fps: float | None = None,
     to_unit: str | None = None,
+    force_fps: bool = False,
     **options: Any,
 ) -> xr.Dataset:
     """Read a tracks file of any registered format into the movement poses schema.
@@ -238,6 +251,9 @@ def read_tracks(
         Reader name (see :func:`readers`); default by suffix and content.
     fps : float, optional
         Frames per second; required when the file does not record it.
+    force_fps : bool
+        ``fps`` replaces the rate the file records (its time stamps are rescaled; the
+        file's own rate is kept as the ``file_fps`` attr).
     to_unit : str, optional
         Convert ``position`` to this length unit (``"m"``, ``"mm"``, ...); the file's
         unit (or ``unit=``) must be a known length unit.
@@ -270,7 +286,7 @@ def read_tracks(
     ds = module.read(path, **options)
     ds = validate_tracks(ds, source=str(path))
     ds = apply_shared_options(ds, str(path), **shared)
-    ds = with_fps(ds, fps, str(path))
+    ds = with_fps(ds, fps, str(path), force_fps=force_fps)
     if to_unit is not None:
         ds = convert_length(ds, to_unit, str(path))
     return ds

@@ -1,0 +1,103 @@
+"""What ``kinefit fit`` prints: the ``-b auto`` choice and the summary table of a fit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from flows.cli.observation_rows import image_scale_row
+from flows.cli.output import q, say
+
+__all__ = ["auto_plan", "fit_summary"]
+
+
+def auto_plan(
+    tracks: Path, keypoint_map: Path | None, calibrate: bool = True
+) -> tuple[str, Any, Any]:
+    """``-b auto``: the best-matching shipped plan, its map and its calibration (printed).
+
+    For a 3D session of one individual (unless ``calibrate`` is off) the plan is
+    calibrated to the subject first; no good match is an error listing the best
+    candidates. Returns ``(plan name, map or None, calibrated plan or None)``.
+    """
+    from pipeline.bodyplan.library.choice import choose_plan
+    from pipeline.calibrate.template_fit import fit_template
+    from pipeline.store import open_tracks
+
+    ds = open_tracks(tracks)
+    names = [str(k) for k in ds["keypoint"].values]
+    match = choose_plan(names, str(tracks))
+    unmatched = match.proposal.unmatched
+    say(
+        f"body plan {q(match.name)} chosen by keypoint names: {match.n_mapped} of "
+        f"{len(names)} keypoints mapped"
+        + (f" (unmatched: {q(', '.join(unmatched))})" if unmatched else "")
+    )
+    if keypoint_map is not None:
+        return match.name, None, None
+    say(q("  " + ", ".join(f"{k} -> {j}" for k, j in match.proposal.mapping.items())))
+    if not calibrate or ds.sizes.get("space") != 3:
+        return match.name, match.proposal.mapping, None
+    session = ds.assign_attrs(session=ds.attrs.get("session") or Path(tracks).stem)
+    fitted = fit_template(match.plan, session, match.proposal.mapping, str(tracks))
+    say(q(f"  {fitted.note}"))
+    return match.name, match.proposal.mapping, fitted.plan if fitted.calibrated else None
+
+
+def fit_summary(report: Any, wall: float) -> Table:
+    """The table of a finished fit: RMS over observed frames, stop reasons apart."""
+    import numpy as np
+
+    from pipeline.solve.rules import STOP_REASONS
+    from pipeline.store.fit import open_fit
+
+    fit = open_fit(report.out)
+    rms = fit["rms_error"].values
+    observation = fit.attrs.get("observation") or {}
+    if observation.get("kind") == "image":  # the solver's RMS is in pixels times the scale
+        rms = rms / float(observation.get("image_scale") or 1.0)
+    seam = fit["seam_disagreement"].values
+    if "stop_reason" in fit:
+        codes = fit["stop_reason"].values
+        counts = np.bincount(codes[codes >= 0].ravel(), minlength=len(STOP_REASONS))
+        stops = dict(zip(STOP_REASONS, counts, strict=False))
+        empty = codes == STOP_REASONS.index("no_observations")
+    else:  # an older store
+        stops = {"max_iterations": int((~fit["converged"].values).sum())}
+        empty = np.zeros(rms.shape, dtype=bool)
+    seen = np.where(empty, np.nan, rms)
+    unit = fit.attrs.get("unit") or ""
+    table = Table(title=f"fit {report.out}", show_header=False, box=None)
+    fitted = len(report.chunks_fitted)
+    rows = [
+        ("frames", f"{report.n_frames} x {report.n_individuals} individual(s)"),
+        ("chunks", f"{report.n_chunks} ({fitted} fitted now, {report.n_chunks - fitted} resumed)"),
+        ("frames/s", f"{report.n_frames * fitted / max(report.n_chunks, 1) / wall:,.0f}"),
+    ]
+    if np.isfinite(seen).any():
+        worst = int(np.nanargmax(np.nan_to_num(seen, nan=-1.0).max(axis=1)))
+        rows += [
+            ("median RMS", f"{np.nanmedian(seen):.4g} {unit}".strip()),
+            ("worst RMS", f"{np.nanmax(seen):.4g} (frame {worst})"),
+        ]
+    else:
+        rows.append(("median RMS", "n/a: no frame has an observed keypoint"))
+    rows.append(
+        (
+            "non-converged",
+            f"{int(stops.get('max_iterations', 0))} at the iteration cap, "
+            f"{int(stops.get('stalled', 0))} stalled (frame-individuals)",
+        )
+    )
+    if int(stops.get("no_observations", 0)):
+        rows.append(("no observations", f"{int(stops['no_observations'])} frame-individuals"))
+    rows.append(("worst seam", "n/a" if np.all(np.isnan(seam)) else f"{np.nanmax(seam):.3g}"))
+    if report.unmapped_keypoints:
+        rows.append(("unmapped keypoints", ", ".join(report.unmapped_keypoints)))
+    if observation.get("kind") == "image":
+        rows.append(("image scale", image_scale_row(observation, fit.attrs)))
+    for key, value in rows:
+        table.add_row(f"[bold]{key}[/]", q(value))
+    return table
