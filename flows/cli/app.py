@@ -202,6 +202,7 @@ def ingest(
 def _summary(report: Any, wall: float) -> Table:
     import numpy as np
 
+    from pipeline.store.attrs import residual_unit
     from pipeline.store.fit import open_fit
 
     fit = open_fit(report.out)
@@ -214,7 +215,7 @@ def _summary(report: Any, wall: float) -> Table:
         ("frames", f"{report.n_frames} x {report.n_individuals} individual(s)"),
         ("chunks", f"{report.n_chunks} ({fitted} fitted now, {report.n_chunks - fitted} resumed)"),
         ("frames/s", f"{report.n_frames * fitted / max(report.n_chunks, 1) / wall:,.0f}"),
-        ("median RMS", f"{np.nanmedian(rms):.4g} {fit.attrs.get('unit') or ''}".strip()),
+        ("median RMS", f"{np.nanmedian(rms):.4g} {residual_unit(fit.attrs)}".strip()),
         ("worst RMS", f"{np.nanmax(rms):.4g} (frame {int(np.nanargmax(rms.max(axis=1)))})"),
         ("non-converged", f"{int((~converged).sum())} frame-individuals"),
         ("worst seam", "n/a" if np.all(np.isnan(seam)) else f"{np.nanmax(seam):.3g}"),

@@ -139,12 +139,17 @@ def map_keypoints(
         from pipeline.errors import TracksError
         from pipeline.tracks import read_tracks
 
-        try:
-            ds = read_tracks(tracks, format)
-        except TracksError as exc:
-            if "rate" not in str(exc) and "fps" not in str(exc):
-                raise
-            ds = read_tracks(tracks, format, fps=1.0)  # only the names are needed
+        if format is None and (tracks / "zarr.json").is_file():  # a store, multi-view too
+            from pipeline.store import open_tracks
+
+            ds = open_tracks(tracks)
+        else:
+            try:
+                ds = read_tracks(tracks, format)
+            except TracksError as exc:
+                if "rate" not in str(exc) and "fps" not in str(exc):
+                    raise
+                ds = read_tracks(tracks, format, fps=1.0)  # only the names are needed
         names = [str(k) for k in ds["keypoint"].values]
         proposal = propose_keypoint_map(names, load_plan(plan))
         text = proposal.to_yaml()

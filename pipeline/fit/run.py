@@ -164,6 +164,7 @@ def _provenance(job: SessionJob) -> dict[str, Any]:
         "overlap_frames": layout.overlap_frames,
         "n_chunks": layout.n_chunks,
         **(job.views.attrs() if job.views else {}),
+        **(job.views.units(job.plan.unit) if job.views else {"residual_unit": attrs.get("unit")}),
         **(job.frame.attrs() if job.frame else {}),
     }
 
