@@ -245,7 +245,7 @@ def provenance(fit: xr.Dataset) -> dict[str, Any]:
         "finished": attrs.get("finished"),
         "frames per second (tracks)": attrs.get("fps"),
         "length unit": attrs.get("unit"),
-        "residual unit": residual_unit(attrs),
+        "residual unit": attrs.get("residual_unit"),
         "unobservable from the views": ", ".join(attrs.get("unobservable") or []) or None,
         "up axis": attrs.get("up_axis"),
         "chunking": (
