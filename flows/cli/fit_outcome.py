@@ -51,6 +51,7 @@ def fit_summary(report: Any, wall: float) -> Table:
     import numpy as np
 
     from pipeline.solve.rules import STOP_REASONS
+    from pipeline.store.attrs import residual_unit
     from pipeline.store.fit import open_fit
 
     fit = open_fit(report.out)
@@ -68,7 +69,7 @@ def fit_summary(report: Any, wall: float) -> Table:
         stops = {"max_iterations": int((~fit["converged"].values).sum())}
         empty = np.zeros(rms.shape, dtype=bool)
     seen = np.where(empty, np.nan, rms)
-    unit = fit.attrs.get("unit") or ""
+    unit = residual_unit(fit.attrs)
     table = Table(title=f"fit {report.out}", show_header=False, box=None)
     fitted = len(report.chunks_fitted)
     rows = [

@@ -46,6 +46,7 @@ from pipeline.export.common import (
     read_record,
     write_outputs,
 )
+from pipeline.export.observability import warn_unobserved
 from pipeline.formats.contract import Format, FormatRegistry, Wording
 from pipeline.store.fit import open_fit
 
@@ -278,6 +279,7 @@ def export(
             outputs = call(ds, fit_plan(ds), target, **options)
         except ExportError as exc:
             raise ExportError(f"{fit}: {exc}") from None
+    warn_unobserved(ds, f"{fit}: {name} export")
     return write_export(
         spec, fit, ds, target, options, outputs, overwrite=overwrite or skip_current
     )

@@ -22,6 +22,7 @@ import xarray as xr
 from pipeline.bodyplan import BodyPlan
 from pipeline.errors import ExportError
 from pipeline.export.common import Output, pick_individuals, written_by
+from pipeline.export.observability import unobserved_note
 from pipeline.store.fit import fitted_poses
 
 #: The format contract's declaration (:mod:`pipeline.formats.contract`).
@@ -51,6 +52,8 @@ def poses_dataset(
     attrs = {k: v for k, v in ds.attrs.items() if v is not None}
     attrs["source_file"] = str(fit.encoding.get("source") or fit.attrs.get("tracks_store") or "")
     attrs["fit_fingerprint"] = str(fit.attrs.get("fingerprint"))
+    if unobserved_note(fit):  # a 2-D fit: what its views could not measure
+        attrs["unobserved"] = unobserved_note(fit)
     ds.attrs = {k: (str(v) if not isinstance(v, int | float) else v) for k, v in attrs.items()}
     ds["position"].attrs = {"units": str(fit.attrs.get("unit") or "unknown")}
     if dims == "plural":

@@ -42,6 +42,7 @@ from pipeline.export.common import (
     split_by_individual,
     written_by,
 )
+from pipeline.export.observability import unobserved_note
 
 #: The format contract's declaration (:mod:`pipeline.formats.contract`).
 FORMAT = "nwb"
@@ -107,7 +108,7 @@ def _content(fit: xr.Dataset, plan: BodyPlan, name: str, angles: xr.DataArray | 
         "position": np.asarray(position.values, dtype=np.float64),
         "unit": length_unit(fit),
         "up_axis": fit.attrs.get("up_axis"),
-        "provenance": provenance(fit, plan),
+        "provenance": " ".join(filter(None, [provenance(fit, plan), unobserved_note(fit)])),
         "session": str(fit.attrs.get("session") or name),
         "edges": [(j, int(p)) for j, p in enumerate(plan.parent_indices) if p >= 0],
         "plan_name": plan.name or "body plan",

@@ -42,6 +42,7 @@ from pipeline.export.common import (
     split_by_individual,
     written_by,
 )
+from pipeline.export.observability import observation, observed_points
 from pipeline.store.tracks import open_tracks
 
 __all__ = ["MOT", "TRC", "mot_outputs", "observed_keypoints", "trc_outputs"]
@@ -80,7 +81,9 @@ def observed_keypoints(fit: xr.Dataset, individual: str) -> tuple[list[str], np.
     """The tracked positions the fit used, per joint: ``(joints, (time, joint, 3))``.
 
     Turned into the fit's frame by its ``world_rotation`` attr (the body plan's frame,
-    :mod:`pipeline.fit.world_frame`), where the fitted markers are.
+    :mod:`pipeline.fit.world_frame`), where the fitted markers are; a 2-D fit's pixels
+    are placed there by :func:`pipeline.export.observability.observed_points` (a single
+    view's on the image plane, several views' triangulated).
 
     Raises
     ------
@@ -100,10 +103,16 @@ def observed_keypoints(fit: xr.Dataset, individual: str) -> tuple[list[str], np.
     joints = [j for k, j in pairs if k in names]
     position = tracks["position"].sel(individual=individual)
     position = position.sel(keypoint=[k for k, _ in pairs if k in names])
-    xyz = np.asarray(position.transpose("time", "keypoint", "space").values, dtype=np.float64)
-    rotation = fit.attrs.get("world_rotation")
-    if rotation is not None:  # into the fit's (the body plan's) frame, as the fitted markers
-        xyz = xyz @ np.asarray(rotation, dtype=np.float64).T
+    if observation(fit).get("kind") in ("image", "cameras"):  # pixels: into the fit's frame
+        order = ("time", "view", "keypoint", "space") if "view" in position.dims else None
+        order = order or ("time", "keypoint", "space")
+        pixels = np.asarray(position.transpose(*order).values, dtype=np.float64)
+        xyz = observed_points(fit, pixels)
+    else:
+        xyz = np.asarray(position.transpose("time", "keypoint", "space").values, np.float64)
+        rotation = fit.attrs.get("world_rotation")
+        if rotation is not None:  # into the fit's (the body plan's) frame, as the fitted ones
+            xyz = xyz @ np.asarray(rotation, dtype=np.float64).T
     if xyz.shape[0] != fit.sizes["time"]:
         raise ExportError(
             f"trc export: the tracks store {path!r} has {xyz.shape[0]} frames, the fit "

@@ -18,6 +18,7 @@ retry and resume paths.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.bodyplan import BodyPlan
+from pipeline.fit.angle_branch import keep_on_branch
 from pipeline.fit.view_setup import ViewSetup
 from pipeline.fit.world_frame import rotate_positions
 from pipeline.solve import (
@@ -152,6 +154,10 @@ def fit_chunk(
             )
             reprojection.append(error)
             per_individual.append(result)
+    per_individual = [  # whole turns only: the same poses, one branch per coordinate
+        dataclasses.replace(r, dof_value=keep_on_branch(r.dof_value, task.plan))
+        for r in per_individual
+    ]
     for result in per_individual:
         seam = np.full((max(task.overlap_frames, 1), task.plan.n_dofs), np.nan)
         if task.start > lo:

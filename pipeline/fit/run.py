@@ -20,6 +20,7 @@ import numpy as np
 from pipeline.bodyplan import BodyPlan, body_plan_sha256, body_plan_to_dict
 from pipeline.cluster import run_tasks
 from pipeline.errors import FitError
+from pipeline.fit.angle_branch import periodic_dofs
 from pipeline.fit.chunk import ChunkTask, fit_chunk
 from pipeline.fit.view_setup import ViewSetup
 from pipeline.fit.world_frame import WorldFrame
@@ -28,6 +29,7 @@ from pipeline.provenance.hashing import canonical_json
 from pipeline.solve import CoordinateTasks, SolverConfig
 from pipeline.store.atomic import partial_path, publish, remove_store
 from pipeline.store.attrs import store_attrs
+from pipeline.store.branches import align_chunk_turns
 from pipeline.store.chunks import chunk_seconds, done_chunks, finalize, record_failure
 from pipeline.store.fit import (
     TIMING_FIELDS,
@@ -162,6 +164,7 @@ def _provenance(job: SessionJob) -> dict[str, Any]:
         "overlap_frames": layout.overlap_frames,
         "n_chunks": layout.n_chunks,
         **(job.views.attrs() if job.views else {}),
+        **(job.views.units(job.plan.unit) if job.views else {"residual_unit": attrs.get("unit")}),
         **(job.frame.attrs() if job.frame else {}),
     }
 
@@ -273,6 +276,7 @@ def fit_stores(
         frames_per_s=frames_now / wall if wall > 0 else None,
     )
     attrs = {"timings": timings, "tracks_signature": job.signature}
+    align_chunk_turns(partial, layout, periodic_dofs(job.plan), job.plan.lower, job.plan.upper)
     not_converged = finalize(partial, layout, attrs)
     publish(partial, job.out)
     return job.report(t0, skipped=False, chunks_fitted=fitted, not_converged=not_converged)

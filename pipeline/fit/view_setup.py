@@ -148,6 +148,23 @@ class ViewSetup:
             out["image_scale_estimate"] = dict(self.scale_estimate) or None
         return out
 
+    def units(self, plan_unit: str | None) -> dict[str, str]:
+        """Fit store attrs naming the units: ``unit`` (3-D positions), ``residual_unit``.
+
+        The 3-D length unit of a camera session is its extrinsics' (else the plan's); of
+        the image plane, the plan's (else pixels when one plan length is one pixel). The
+        residuals are pixels except for a triangulated fit, which compares 3-D points.
+        The tracks' own unit (pixels) is kept as ``tracks_unit``.
+        """
+        if self.kind == "cameras":
+            unit = self.cameras[0].unit if self.cameras else "unknown"
+            unit = unit if unit and unit != "unknown" else (plan_unit or "unknown")
+            residual = unit if self.multiview == "triangulate" else "px"
+        else:
+            unit = plan_unit or ("px" if self.image_scale == 1.0 else "unknown")
+            residual = "px"
+        return {"unit": unit, "residual_unit": residual, "tracks_unit": "px"}
+
     def solve(
         self,
         plan: BodyPlan,

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from pipeline.export.observability import observed_points
 from pipeline.inspect.data.checks import InspectError
 from pipeline.inspect.data.observation import on_image_plane, to_fit_space
 from pipeline.inspect.data.summaries import summary_table
@@ -201,7 +202,8 @@ def observed_positions(fit: xr.Dataset, tracks: xr.Dataset | xr.DataArray) -> xr
         ``position (time, space, keypoint, individual)`` with the fit's ``keypoint``
         coordinate (joint names; NaN where no track keypoint observes a joint); lazy
         when ``tracks`` is. A single-view 2D fit's pixels become points of its image
-        plane (:func:`~pipeline.inspect.data.observation.to_fit_space`).
+        plane (:func:`~pipeline.inspect.data.observation.to_fit_space`); a multi-view
+        fit's detections are triangulated through its cameras (loaded, not lazy).
 
     Raises
     ------
@@ -221,7 +223,31 @@ def observed_positions(fit: xr.Dataset, tracks: xr.Dataset | xr.DataArray) -> xr
     out = position.reindex(keypoint=fit["keypoint"].values)
     if on_image_plane(fit) and "space" in fit.coords and out.sizes["space"] < fit.sizes["space"]:
         out = to_fit_space(fit, out)
+    elif "view" in out.dims:  # calibrated views: their detections triangulated
+        out = _triangulated(fit, out)
     return out.transpose("time", "space", "keypoint", "individual").rename("observed_position")
+
+
+def _triangulated(fit: xr.Dataset, pixels: xr.DataArray) -> xr.DataArray:
+    """Multi-view detections ``(time, view, space=[x, y], keypoint, individual)`` as points.
+
+    Triangulated through the fit's cameras (already in the fit's frame); NaN where fewer
+    than two views see a keypoint.
+    """
+    pix = pixels.transpose("time", "view", "keypoint", "space", "individual").values
+    points = np.stack(
+        [observed_points(fit, pix[..., i]) for i in range(pix.shape[-1])], axis=-1
+    )  # (time, keypoint, 3, individual)
+    return xr.DataArray(
+        points.transpose(0, 2, 1, 3),
+        dims=("time", "space", "keypoint", "individual"),
+        coords={
+            "time": pixels["time"].values,
+            "space": np.asarray(fit["space"].values, dtype=object),
+            "keypoint": pixels["keypoint"].values,
+            "individual": pixels["individual"].values,
+        },
+    )
 
 
 def open_observed(fit: xr.Dataset) -> xr.DataArray:

@@ -16,6 +16,7 @@ import pandas as pd
 import xarray as xr
 
 from pipeline.inspect.data.checks import as_dataset, attr_dict, body_plan_of
+from pipeline.store.attrs import residual_unit
 
 __all__ = [
     "SUMMARY_COLUMNS",
@@ -93,7 +94,7 @@ def session_summary(fit: xr.Dataset) -> dict[str, Any]:
         "non_converged_fraction": float((~fit["converged"].astype(bool)).mean().values),
         "limit_active_fraction": float(fit["limit_active"].astype(float).mean().values),
         "max_seam_disagreement": seam,
-        "unit": str(fit.attrs.get("unit") or ""),
+        "unit": residual_unit(fit.attrs) if fit.attrs.get("unit") else "",
     }
 
 
@@ -244,6 +245,8 @@ def provenance(fit: xr.Dataset) -> dict[str, Any]:
         "finished": attrs.get("finished"),
         "frames per second (tracks)": attrs.get("fps"),
         "length unit": attrs.get("unit"),
+        "residual unit": attrs.get("residual_unit"),
+        "unobservable from the views": ", ".join(attrs.get("unobservable") or []) or None,
         "up axis": attrs.get("up_axis"),
         "chunking": (
             f"{attrs['n_chunks']} chunks of {attrs.get('chunk_frames')} frames, "

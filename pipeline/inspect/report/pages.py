@@ -38,6 +38,7 @@ from pipeline.inspect.report.sections import (
     session_sections,
 )
 from pipeline.store.atomic import check_writable, write_text_atomic
+from pipeline.store.attrs import residual_unit
 from pipeline.store.fit import open_fit
 
 __all__ = [
@@ -179,7 +180,7 @@ def archive_report_html(
         rows = pd.DataFrame({"problem": list(problems.values())}, index=list(problems))
         overview.append("<p>Left out:</p>\n" + html.table(rows.rename_axis("store")))
     frames = [
-        worst_frames(fit, worst).assign(session=k, unit=str(fit.attrs.get("unit") or ""))
+        worst_frames(fit, worst).assign(session=k, unit=residual_unit(fit.attrs))
         for k, fit in archive.items()
     ]
     frames = [f for f in frames if not f.empty]

@@ -30,6 +30,7 @@ from pipeline.inspect.plots.skeleton_frame import plot_skeleton_frame
 from pipeline.inspect.report import html
 from pipeline.inspect.viewer.figure import viewer_spec
 from pipeline.provenance.fingerprint import kinefit_version
+from pipeline.store.attrs import residual_unit
 
 __all__ = [
     "FORMATS",
@@ -93,6 +94,7 @@ def observed_or_reason(fit: xr.Dataset) -> tuple[xr.DataArray | None, str]:
 
 def _plots(fit: xr.Dataset, observed: xr.DataArray | None, reason: str, prefix: str) -> str:
     unit = fit.attrs.get("unit") or "length units"
+    residual = residual_unit(fit.attrs)
     parts = [
         (
             plot_skeleton_frame,
@@ -117,7 +119,7 @@ def _plots(fit: xr.Dataset, observed: xr.DataArray | None, reason: str, prefix: 
         (
             plot_residual_heatmap,
             {},
-            f"Residual distance per keypoint and frame ({unit}); grey where unobserved.",
+            f"Residual distance per keypoint and frame ({residual}); grey where unobserved.",
         ),
         (
             plot_error_distributions,
@@ -219,7 +221,7 @@ def session_sections(
     (:func:`pipeline.inspect.data.truth.open_truth`). With ``viewer``, the page must embed
     plotly's JavaScript (``html.page(..., interactive=True)``).
     """
-    unit = str(fit.attrs.get("unit") or "length units")
+    unit = residual_unit(fit.attrs)  # the RMS errors' unit (pixels for 2-D fits)
     t_unit = time_unit(fit)
     summary = summary_table({key: fit}).iloc[0]
     head = {
