@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from pipeline.archive.view_people import match_people, people_options
 from pipeline.cameras import read_calibration
 from pipeline.cameras.pairing import pair_views
 from pipeline.errors import TracksError
@@ -134,7 +135,11 @@ def read_views(
         Reader options for every view, except ``up_axis``: the up axis of the
         calibration's world (the views' own is their image's), kept as the store's
         ``up_axis`` attr. Calibration files do not record it (Pose2Sim's are Z up,
-        Anipose's whatever the calibration chose): unknown unless given.
+        Anipose's whatever the calibration chose): unknown unless given. And except
+        the people options of :func:`pipeline.archive.view_people.people_options`
+        (``person_id``, ``associate``, ``association_keypoints``, ...): views whose
+        individuals are per-frame candidates (OpenPose-style JSON) are reduced to the one
+        person the cameras agree on (:mod:`pipeline.cameras.association`).
 
     Returns
     -------
@@ -156,6 +161,7 @@ def read_views(
     given, named = _as_mapping(views)
     names = list(given)
     world_up = options.pop("up_axis", None)
+    people = people_options(options, str(calibration))
     calibration = Path(calibration)
     cameras, rule = pair_views(
         read_calibration(calibration, unit=unit), names, named=named, source=str(calibration)
@@ -201,7 +207,7 @@ def read_views(
     rates = {ds.attrs.get("fps") for _, _, ds in read}
     if len(rates) > 1:
         raise TracksError(f"{calibration.parent}: the views have different frame rates {rates}")
-    return make_multiview_dataset(
+    out = make_multiview_dataset(
         position,
         confidence,
         cameras=cameras,
@@ -220,6 +226,11 @@ def read_views(
             "up_axis": check_up_axis(world_up, f"{calibration}: up_axis"),
         },
     )
+    if all("person_id" in ds for _, _, ds in read):
+        pairs = zip(read, offsets, strict=True)
+        ids = [ds["person_id"].fillna(-1).values[o : o + n] for (_, _, ds), o in pairs]
+        out["person_id"] = (("time", "view", "individual"), np.stack(ids, 1).astype(np.int32))
+    return match_people(out, people)
 
 
 def _shared_attrs(read: list[tuple[str, Path, xr.Dataset]]) -> dict[str, Any]:

@@ -18,6 +18,8 @@ What is read:
 - people: every person of a frame is a candidate: individual ``person<i>`` is the i-th
   entry of each frame's ``people``, not the same person across frames or views
   (``attrs["individuals_associated"] = False``); frames with fewer people are NaN there.
+- person ids: each detection's ``person_id`` (trackers number people; OpenPose writes
+  ``[-1]``) in ``person_id (time, individual)``, -1 where none.
 - frames: frame numbers from the names; frames missing between the first and the last
   are NaN. ``time`` is ``frame / fps`` (JSON records no rate: ``fps`` is required).
 - other files (``*.json.old``, names without a frame number, other suffixes) are skipped
@@ -62,8 +64,16 @@ def frame_files(folder: Path) -> tuple[list[tuple[int, Path]], list[Path]]:
     return frames, skipped
 
 
+def _person_id(person: dict) -> int:
+    """A detection's tracker id (``person_id``: an int or OpenPose's ``[id]``), -1 if none."""
+    value = person.get("person_id", -1)
+    if isinstance(value, list):
+        value = value[0] if len(value) == 1 else -1
+    return int(value) if isinstance(value, int | float) and value == int(value) else -1
+
+
 def _load(path: Path) -> list[list[float]]:
-    """The ``pose_keypoints_2d`` lists of one frame file."""
+    """The ``pose_keypoints_2d`` lists of one frame file, each followed by its person id."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
@@ -75,7 +85,7 @@ def _load(path: Path) -> list[list[float]]:
         values = person.get(KEY) if isinstance(person, dict) else None
         if not isinstance(values, list) or len(values) % 3:
             raise fail(path, f"people[{i}].{KEY}: expected a list of x, y, confidence triples")
-        out.append(values)
+        out.append([*values, _person_id(person)])
     return out
 
 
@@ -178,7 +188,7 @@ def read(path: str | Path, *, fps: float | None = None, skeleton: str | None = N
     counts: dict[int, Path] = {}
     for file, persons in people:
         for values in persons:
-            counts.setdefault(len(values) // 3, file)
+            counts.setdefault((len(values) - 1) // 3, file)
     if len(counts) > 1:
         listing = "; ".join(f"{k} keypoints in {f.name}" for k, f in sorted(counts.items()))
         raise fail(path, f"mixed skeletons: the frame files differ in keypoint count ({listing})")
@@ -188,9 +198,11 @@ def read(path: str | Path, *, fps: float | None = None, skeleton: str | None = N
     n_people = max(len(p) for _, p in people)
     first = numbers[0]
     data = np.full((numbers[-1] - first + 1, n_people, n_keypoints, 3), np.nan)
+    ids = np.full(data.shape[:2], -1, dtype=np.int32)
     for number, (_, persons) in zip(numbers, people, strict=True):
         for i, values in enumerate(persons):
-            data[number - first, i] = np.asarray(values, dtype=np.float64).reshape(-1, 3)
+            data[number - first, i] = np.asarray(values[:-1], dtype=np.float64).reshape(-1, 3)
+            ids[number - first, i] = values[-1]
     undetected = data[..., 2] <= 0
     data[..., :2][undetected] = np.nan
     name, how = _guess(path, data, n_keypoints, skeleton)
@@ -201,7 +213,7 @@ def read(path: str | Path, *, fps: float | None = None, skeleton: str | None = N
             UserWarning,
             stacklevel=2,
         )
-    return make_tracks_dataset(
+    ds = make_tracks_dataset(
         data[..., :2].transpose(0, 3, 2, 1),
         data[..., 2].transpose(0, 2, 1),
         keypoints=SKELETONS[name],
@@ -227,3 +239,6 @@ def read(path: str | Path, *, fps: float | None = None, skeleton: str | None = N
             ),
         },
     )
+    ds["person_id"] = (("time", "individual"), ids)
+    ds["person_id"].attrs["description"] = "the file's person_id of each detection; -1: none"
+    return ds

@@ -67,7 +67,18 @@ def test_cli_ingests_pose2sim_folders_pairing_printed_and_missing_camera(tmp_pat
     ds = open_tracks(out)
     assert list(ds["view"].values) == ["cam_03", "cam_01", "cam_04", "cam_02"]
     assert ds.attrs["view_names"] == ["cam03_json", "cam01_json", "cam04_json", "cam02_json"]
-    assert ds.attrs["skeleton"] == "BODY_25B" and ds.attrs["individuals_associated"] is False
+    assert ds.attrs["skeleton"] == "BODY_25B" and ds.attrs["individuals_associated"] is True
+    assert list(ds["individual"].values) == ["person"]  # matched across the views
+    assert ds["person_index"].dims == ("time", "view")
+    keep = tmp_path / "candidates.zarr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ok = CliRunner().invoke(
+            app, ["ingest", "--views", *folders, *args[:-1], str(keep), "-O", "associate=false"]
+        )
+    assert ok.exit_code == 0, ok.output
+    ds = open_tracks(keep)
+    assert ds.attrs["individuals_associated"] is False
     assert ds.sizes["individual"] == 3  # cam01's most candidates; others padded with NaN
     assert ds["position"].sel(view="cam_04", individual="person1").isnull().all()
     missing = tmp_path / "missing.zarr"
