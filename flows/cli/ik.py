@@ -29,13 +29,21 @@ def ik(
             help="Folder for the .mot and marker errors (default: where the setup says).",
         ),
     ] = None,
+    model: Annotated[
+        Path | None,
+        typer.Option("--model", help="The .osim model to use instead of the setup's model_file."),
+    ] = None,
+    markers: Annotated[
+        Path | None,
+        typer.Option("--markers", help="The .trc to use instead of the setup's marker_file."),
+    ] = None,
     verbose: Verbose = False,
 ) -> None:
     """Fit an OpenSim IK setup's markers with its model, tasks and time range."""
     with guard(verbose):
         from pipeline.opensim_setup.ik_run import run_ik
 
-        run = run_ik(setup, output)
+        run = run_ik(setup, output, model_file=model, marker_file=markers)
         rms = run.marker_errors[:, 1]
         say(
             f"[green]fitted[/] {run.time.size} frames ({run.time[0]:g}-{run.time[-1]:g} s), "

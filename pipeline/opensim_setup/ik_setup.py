@@ -143,6 +143,16 @@ def _file(
     return out
 
 
+def _given(file: str | Path | None, option: str) -> Path | None:
+    """A file given instead of the setup's, resolved; it must exist."""
+    if file is None:
+        return None
+    out = Path(file).resolve()
+    if not out.is_file():
+        raise ConfigError(f"{option} {file}: no such file")
+    return out
+
+
 def _tasks(
     path: Path, tool: ET.Element, where: str = "IKTaskSet"
 ) -> tuple[tuple[MarkerTask, ...], tuple[CoordinateTask, ...]]:
@@ -178,12 +188,19 @@ def _tasks(
     return tuple(markers), tuple(coords)
 
 
-def read_ik_setup(path: str | Path) -> IKSetup:
+def read_ik_setup(
+    path: str | Path,
+    *,
+    model_file: str | Path | None = None,
+    marker_file: str | Path | None = None,
+) -> IKSetup:
     """Read an ``InverseKinematicsTool`` setup (see the module docstring).
 
     Parameters
     ----------
     path : str or Path
+    model_file, marker_file : str or Path, optional
+        Files that replace the setup's ``model_file`` / ``marker_file`` (must exist).
 
     Returns
     -------
@@ -206,8 +223,12 @@ def read_ik_setup(path: str | Path) -> IKSetup:
     tool = root if root.tag == "InverseKinematicsTool" else root.find("InverseKinematicsTool")
     if tool is None:
         raise ConfigError(f"{path}: no <InverseKinematicsTool> element; not an OpenSim IK setup")
-    model = _file(path, "model_file", _text(tool, "model_file"), must_exist=True)
-    marker = _file(path, "marker_file", _text(tool, "marker_file"), must_exist=True)
+    model = _given(model_file, "--model") or _file(
+        path, "model_file", _text(tool, "model_file"), must_exist=True
+    )
+    marker = _given(marker_file, "--markers") or _file(
+        path, "marker_file", _text(tool, "marker_file"), must_exist=True
+    )
     coord = _file(
         path, "coordinate_file", _text(tool, "coordinate_file"), must_exist=True, required=False
     )
