@@ -156,6 +156,13 @@ def ingest(
         str | None, typer.Option(help="Keep only these frames, START:STOP (e.g. 0:500).")
     ] = None,
     config: ConfigOption = None,
+    pose2sim_config: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --views: a Pose2Sim Config.toml (frame rate and range, pose model, "
+            "person association; world Z up); options given here win."
+        ),
+    ] = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing store.")] = False,
     verbose: Verbose = False,
 ) -> None:
@@ -175,6 +182,13 @@ def ingest(
         named = {"skeleton_file": skeleton_file and str(skeleton_file), "skeleton": skeleton}
         named.update(keypoint_map=keypoint_map, up_axis=up_axis)
         given.update({k: v for k, v in named.items() if v is not None})
+        if pose2sim_config is not None:
+            from pipeline.config.pose2sim_project import pose2sim_reader_options
+
+            project = pose2sim_reader_options(pose2sim_config)
+            fps = fps if fps is not None else project.pop("fps", None)
+            project.pop("fps", None)
+            given = {**project, **given}
         run = load_run_config(config) if config else RunConfig()
         how = reader_settings(run.archive, format=format, fps=fps, to_unit=to_unit, options=given)
         chunk = run.chunking.tracks_chunk_frames if chunk_frames is None else chunk_frames

@@ -139,7 +139,8 @@ def read_views(
         the people options of :func:`pipeline.archive.view_people.people_options`
         (``person_id``, ``associate``, ``association_keypoints``, ...): views whose
         individuals are per-frame candidates (OpenPose-style JSON) are reduced to the one
-        person the cameras agree on (:mod:`pipeline.cameras.association`).
+        person the cameras agree on (:mod:`pipeline.cameras.association`). And
+        ``frame_range=(start, stop)``: keep session frames ``start`` to ``stop - 1``.
 
     Returns
     -------
@@ -162,6 +163,7 @@ def read_views(
     names = list(given)
     world_up = options.pop("up_axis", None)
     people = people_options(options, str(calibration))
+    frame_range = options.pop("frame_range", None)
     calibration = Path(calibration)
     cameras, rule = pair_views(
         read_calibration(calibration, unit=unit), names, named=named, source=str(calibration)
@@ -230,6 +232,14 @@ def read_views(
         pairs = zip(read, offsets, strict=True)
         ids = [ds["person_id"].fillna(-1).values[o : o + n] for (_, _, ds), o in pairs]
         out["person_id"] = (("time", "view", "individual"), np.stack(ids, 1).astype(np.int32))
+    if frame_range is not None:
+        start, stop = (int(f) for f in frame_range)
+        if not 0 <= start < stop <= out.sizes["time"]:
+            raise TracksError(
+                f"{calibration}: frame_range {list(frame_range)}: the session has frames 0 to "
+                f"{out.sizes['time'] - 1}; expected 0 <= start < stop <= {out.sizes['time']}"
+            )
+        out = out.isel(time=slice(start, stop))
     return match_people(out, people)
 
 
