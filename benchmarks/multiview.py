@@ -16,6 +16,12 @@ Frames/s are medians over ``--repeats`` runs; angle errors (deg) against the syn
 truth are pooled over frames and DOFs (median and 95th percentile). Robust loss: Cauchy,
 5 px (direct) or the same number in mm (triangulate). Run
 ``python benchmarks/multiview.py --help``.
+
+``--pose2sim`` runs Pose2Sim's demo trial end to end instead (4 cameras of OpenPose
+BODY_25B JSON, 100 frames, ``Model_Pose2Sim_body25b_scaled.osim``; the shared data's
+``pose2sim`` folder): ingest with its ``Config.toml`` (reading, person association,
+store), the session fit in this process (direct, then ``triangulate``: DLT then the 3D
+fit, the baseline), and the ``.mot`` export, each stage timed, the same run.
 """
 
 from __future__ import annotations
@@ -54,13 +60,67 @@ def _timed(run, repeats: int) -> tuple[float, object]:
     return statistics.median(times), result
 
 
+def pose2sim_demo(frames: int | None) -> None:
+    """Pose2Sim's demo trial end to end: wall time per stage, fit frames/s direct vs DLT."""
+    import tempfile
+    import warnings
+    from pathlib import Path
+
+    from pipeline.archive.view_files import read_views
+    from pipeline.config.pose2sim_project import pose2sim_reader_options
+    from pipeline.export import export
+    from pipeline.fit import fit_session
+    from pipeline.store import write_tracks
+
+    demo = REPO.parent / "shared" / "data" / "pose2sim"
+    model = demo / "opensim" / "Model_Pose2Sim_body25b_scaled.osim"
+    options = pose2sim_reader_options(demo / "Config.toml")
+    fps = options.pop("fps")
+    if frames:
+        options["frame_range"] = (0, frames)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # the skipped *.json.old files
+            ds = read_views(
+                sorted((demo / "pose").glob("cam0*_json")), demo / "Calib.toml", fps=fps, **options
+            )
+        write_tracks(ds, tmp / "demo.zarr")
+        stages = {"ingest (read 4 x JSON, associate, store)": time.perf_counter() - t0}
+        n = ds.sizes["time"]
+        fit_s = {}
+        for mode in ("direct", "triangulate"):
+            t0 = time.perf_counter()
+            fit_session(
+                tmp / "demo.zarr", model, SolverConfig(), tmp / f"{mode}.zarr", multiview=mode
+            )
+            fit_s[mode] = stages[f"fit, {mode}"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        export("mot", tmp / "direct.zarr", tmp / "demo.mot")
+        stages["export .mot"] = time.perf_counter() - t0
+    print(f"Pose2Sim demo, {n} frames, 4 cameras, {os.getloadavg()[0]:.1f} load average")
+    for name, sec in stages.items():
+        print(f"  {name:45s} {sec:7.1f} s")
+    total = sum(v for k, v in stages.items() if "triangulate" not in k)
+    print(f"  end to end (ingest, direct fit, export)       {total:7.1f} s")
+    for mode, sec in fit_s.items():
+        print(f"  fit {mode:12s} {n / sec:7.1f} frames/s (session fit, with its store)")
+    print(f"  direct / triangulate time ratio {fit_s['direct'] / fit_s['triangulate']:.2f}x")
+
+
 def main() -> None:
     """Print the speed and accuracy tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=4)
+    parser.add_argument(
+        "--pose2sim", action="store_true", help="Pose2Sim's demo trial end to end instead."
+    )
     args = parser.parse_args()
+    if args.pose2sim:
+        return pose2sim_demo(args.frames if args.frames != 200 else None)
     plan = load_body_plan(DEFAULT_BODY_PLAN)
     rng = np.random.default_rng(args.seed)
     synth = synthesize(plan, SynthConfig(n_frames=args.frames, unit="mm"), rng)
