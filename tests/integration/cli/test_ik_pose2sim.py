@@ -30,7 +30,7 @@ MODEL = DATA / "opensim" / "Model_Pose2Sim_body25b_scaled.osim"
 TRC = DATA / "pose-3d" / "S00_P00_T01_BalancingTrial_0-100_filt_butterworth.trc"
 MOT = DATA / "opensim" / "S00_P00_T01_BalancingTrial_filt_butterworth_0-100_body25b.mot"
 #: Frames fitted (of 100): kinefit's IK solves them one after another, as OpenSim does
-FRAMES = 3
+FRAMES = 2
 
 
 def _setup(tmp: Path, **paths: Path) -> Path:
