@@ -35,7 +35,7 @@ from flows.cli.output import console, err_console, q, quiet_dask_logs, say
 from flows.cli.render import render
 from flows.cli.report import report
 from flows.cli.run import demo, reprocess, serve
-from flows.cli.views import ingest_views_command
+from flows.cli.views import Pose2SimConfigOption, ingest_views_command, pose2sim_options
 
 #: Reader names for ``ingest --help`` (kept in step with the registry by a test; the
 #: registry itself is not imported here, so ``kinefit --help`` stays fast).
@@ -156,13 +156,7 @@ def ingest(
         str | None, typer.Option(help="Keep only these frames, START:STOP (e.g. 0:500).")
     ] = None,
     config: ConfigOption = None,
-    pose2sim_config: Annotated[
-        Path | None,
-        typer.Option(
-            help="With --views: a Pose2Sim Config.toml (frame rate and range, pose model, "
-            "person association; world Z up); options given here win."
-        ),
-    ] = None,
+    pose2sim_config: Pose2SimConfigOption = None,
     overwrite: Annotated[bool, typer.Option(help="Replace an existing store.")] = False,
     verbose: Verbose = False,
 ) -> None:
@@ -182,13 +176,7 @@ def ingest(
         named = {"skeleton_file": skeleton_file and str(skeleton_file), "skeleton": skeleton}
         named.update(keypoint_map=keypoint_map, up_axis=up_axis)
         given.update({k: v for k, v in named.items() if v is not None})
-        if pose2sim_config is not None:
-            from pipeline.config.pose2sim_project import pose2sim_reader_options
-
-            project = pose2sim_reader_options(pose2sim_config)
-            fps = fps if fps is not None else project.pop("fps", None)
-            project.pop("fps", None)
-            given = {**project, **given}
+        fps, given = pose2sim_options(pose2sim_config, fps, given)
         run = load_run_config(config) if config else RunConfig()
         how = reader_settings(run.archive, format=format, fps=fps, to_unit=to_unit, options=given)
         chunk = run.chunking.tracks_chunk_frames if chunk_frames is None else chunk_frames

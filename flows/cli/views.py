@@ -11,11 +11,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+import typer
 
 from flows.cli.output import q, say
 
-__all__ = ["ingest_views_command"]
+__all__ = ["Pose2SimConfigOption", "ingest_views_command", "pose2sim_options"]
+
+Pose2SimConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        help="With --views: a Pose2Sim Config.toml (frame rate and range, pose model, "
+        "person association; world Z up); options given here win."
+    ),
+]
+
+
+def pose2sim_options(
+    config: Path | None, fps: float | None, given: dict[str, Any]
+) -> tuple[float | None, dict[str, Any]]:
+    """``(fps, reader options)`` with a Pose2Sim config's under the ones given."""
+    if config is None:
+        return fps, given
+    from pipeline.config.pose2sim_project import pose2sim_reader_options
+
+    project = pose2sim_reader_options(config)
+    rate = project.pop("fps", None)
+    return (fps if fps is not None else rate), {**project, **given}
 
 
 def ingest_views_command(
