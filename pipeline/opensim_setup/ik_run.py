@@ -43,8 +43,9 @@ def ik_solver_config(accuracy: float) -> SolverConfig:
     ``accuracy * 1e-4`` (m and rad), no early stop on a small relative gain, and one
     sequence warm-started frame after frame from the first (``lanes=1``), as OpenSim's
     tool runs: lanes would start segments cold, and on Pose2Sim's full-body model cold
-    starts land arm rotations in other minima (126 deg RMS off OpenSim's IK on its demo
-    with the default lanes, 3.2 deg at worst with one lane).
+    starts land arm rotations in other minima (arm_rot_l 127 deg RMS off Pose2Sim's
+    published angles with the default lanes, where OpenSim's own IK is 8 off them; with one
+    lane every coordinate is within 3.2 deg RMS of OpenSim's IK on the same files).
     """
     tol = float(accuracy) * 1e-4
     return SolverConfig(
