@@ -41,7 +41,9 @@ class SolverConfig:
     300-frame sequence all converged (13.8 iterations/frame, RMS 0.1000 m), G1 23 real
     frames 0.9988x the objective of a scipy least-squares reference (22 converged, one
     at the cap); mannequin motion recovered to 0.036 deg mean (5.1 iterations/frame);
-    the mannequin in mm gives its angles in m to 5e-15 rad. ``length_scale=1.0`` makes
+    the mannequin in mm gives its angles in m to 5e-15 rad; OpenSim's Rajagopal2016 (37
+    DOFs, 8 locked, coupled knees) running at 100 Hz with 5 mm marker noise 5
+    iterations/frame median (at most 6 over 600 frames), all converged. ``length_scale=1.0`` makes
     the values absolute (plan units). :meth:`quickik` gives QuickIK's exact semantics.
 
     Attributes

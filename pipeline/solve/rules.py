@@ -10,7 +10,13 @@ here, and each rule names its implementations:
   evaluate``, ``compiled/forward.py objective``).
 - **Step**: the damped Gauss-Newton step, relative damping ``lam * max(A_ii, 1)`` added
   after the prior (``numpy/normal.py solve_blocks``, ``compiled/loop.py damp_system``); a system
-  that cannot be factored gives a zero step.
+  that cannot be factored gives a zero step. A *held* coordinate (:func:`held`: locked,
+  ``lower == upper``, as OpenSim's locked coordinates import) is taken out of the system,
+  its row and column replaced by the identity and its gradient by 0, so its step is 0
+  and the others take the Gauss-Newton step of the remaining coordinates
+  (``numpy/normal.py solve_blocks``). Left in, the step would move it and the clamp take
+  the move back, and what remains of the step is no descent direction: on a 37-DOF
+  OpenSim model with 8 locked coordinates LM then rejects every other step.
 - **Accept** (:func:`accepts`): ``gn`` takes every finite step, ``lm`` a finite step that
   does not raise the objective.
 - **Damping** (:func:`next_damping`): starts at :func:`initial_damping`; in ``lm`` mode an
@@ -79,6 +85,8 @@ __all__ = [
     "STOP_REASONS",
     "LossName",
     "accepts",
+    "held",
+    "held_coordinates",
     "initial_damping",
     "lane_rules",
     "next_damping",
@@ -147,6 +155,42 @@ def initial_damping(mode: str, damping: float, lm_initial_damping: float) -> flo
     float
     """
     return damping if mode == "gn" else lm_initial_damping
+
+
+@nb.njit(**INLINE)
+def held(lower: float, upper: float) -> bool:
+    """Whether a coordinate is held out of every step (the module docstring's **Step**).
+
+    Parameters
+    ----------
+    lower, upper : float
+        The coordinate's limits.
+
+    Returns
+    -------
+    bool
+        True for a locked coordinate (``lower == upper``): its step is 0.
+    """
+    return lower == upper
+
+
+@nb.njit(**JIT)
+def held_coordinates(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """:func:`held` of every coordinate.
+
+    Parameters
+    ----------
+    lower, upper : (N,) float
+        The coordinates' limits.
+
+    Returns
+    -------
+    (N,) bool
+    """
+    out = np.empty(lower.shape[0], np.bool_)
+    for k in range(lower.shape[0]):
+        out[k] = held(float(lower[k]), float(upper[k]))
+    return out
 
 
 @nb.njit(**INLINE)

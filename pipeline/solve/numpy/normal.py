@@ -210,6 +210,30 @@ def solve_normal(
     return solve_blocks(model, blocks, q, neutral_weight, damping, angle_floor, tasks)
 
 
+def _hold(lay, a_ss, g_s, a_bs, a_bb, g_b):
+    """Take the held coordinates out of the damped system (the rules' **Step**).
+
+    Their rows and columns become the identity's and their gradient 0, so their step is 0
+    and the other coordinates solve without them.
+    """
+    h = lay.sep_held
+    if h.size:
+        a_ss[:, h, :] = 0.0
+        a_ss[:, :, h] = 0.0
+        a_ss[:, h, h] = 1.0
+        g_s[:, h] = 0.0
+        if a_bs.size:
+            a_bs[..., h] = 0.0
+    if lay.blk_held.any():
+        hb = lay.blk_held
+        a_bb = np.where(hb[:, :, None] | hb[:, None, :], 0.0, a_bb)
+        idx = np.arange(hb.shape[1])
+        a_bb[..., idx, idx] = np.where(hb, 1.0, a_bb[..., idx, idx])
+        a_bs = np.where(hb[:, :, None], 0.0, a_bs)
+        g_b = np.where(hb, 0.0, g_b)
+    return a_ss, g_s, a_bs, a_bb, g_b
+
+
 def solve_blocks(
     model: KinematicModel,
     blocks: NormalBlocks,
@@ -265,6 +289,8 @@ def solve_blocks(
         floor = np.where(angular, angle_floor, 1.0).astype(dt)
         a_ss[:, idx, idx] = dg + lam * np.maximum(dg, floor)
 
+    if lay.sep_held.size or lay.blk_held.any():
+        a_ss, g_s, a_bs, a_bb, g_b = _hold(lay, a_ss, g_s, a_bs, a_bb, g_b)
     if n_blocks and ns:
         rhs = np.concatenate([a_bs, g_b[..., None]], axis=-1)  # (S, B, nb, ns+1)
         y, ok_b = spd_solve(a_bb, rhs)

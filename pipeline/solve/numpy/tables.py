@@ -13,6 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pipeline.kinematics.plan_arrays import SLIDE, KinematicModel
+from pipeline.solve.rules import held_coordinates
 
 __all__ = ["BlockLayout", "NormalBlocks", "block_layout"]
 
@@ -41,6 +42,10 @@ class BlockLayout:
         (the keypoints joint ``j``'s DOFs move).
     blk_upper : (B, nb, nb) bool
         Block DOF pairs ``k <= l`` on one path (``l`` at or below ``k``'s joint).
+    sep_held : (H0,)
+        Separator columns of held coordinates (:func:`pipeline.solve.rules.held`).
+    blk_held : (B, nb) bool
+        Block DOFs that are held (False on padding).
     """
 
     n_sep: int
@@ -62,6 +67,8 @@ class BlockLayout:
     sep_pair_slide: np.ndarray
     strict_desc: np.ndarray
     blk_upper: np.ndarray
+    sep_held: np.ndarray
+    blk_held: np.ndarray
 
 
 @lru_cache(maxsize=64)
@@ -106,6 +113,9 @@ def block_layout(model: KinematicModel) -> BlockLayout:
                 jk, jl = model.dof_joint[k], model.dof_joint[k2]
                 if k <= k2 and (jk == jl or strict_desc[jl, jk]):
                     blk_upper[b, x, y] = True
+    is_held = held_coordinates(
+        np.asarray(model.lower, np.float64), np.asarray(model.upper, np.float64)
+    )
     p = np.array(pairs, dtype=np.intp).reshape(-1, 5)
     p0 = np.array(sep_pairs, dtype=np.intp).reshape(-1, 4)
     return BlockLayout(
@@ -128,6 +138,8 @@ def block_layout(model: KinematicModel) -> BlockLayout:
         sep_pair_slide=model.dof_type[p0[:, 3]] == SLIDE,
         strict_desc=strict_desc.astype(model.dtype),
         blk_upper=blk_upper,
+        sep_held=nr + np.flatnonzero(is_held[np.asarray(model.sep_dofs, np.intp)]),
+        blk_held=is_held[blk_dof] & blk_dof_mask,
     )
 
 
