@@ -11,9 +11,10 @@ hinges), ``pivots[i]`` the moment part in world coordinates (``o x u`` of a hing
 ``u`` through ``o``, the direction ``u`` of a slide), so a keypoint ``p`` below the group's
 joint moves by ``axes[i] x p + pivots[i]`` per unit of the DOF.
 
-The entry points are plain compiled functions, not inlined into the kernels as their small
-helpers are: inlined at every call site of the forward pass, they made the kernels' compile
-take far longer and far more memory.
+:func:`fk_steps` and :func:`local_quats_steps` are plain compiled functions, not inlined
+into the kernels as the small helpers are (inlined at every call site of the forward pass
+they made the kernels' compile take far longer and far more memory); the function
+evaluation is inlined into them (a call that takes the tables costs microseconds).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _interval(x: np.ndarray, a: int, n: int, v: float) -> int:
     return min(k, n - 2)
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def evaluate_function(tb: Tables, f: int, v: float) -> tuple:
     """Value and derivative of function ``f`` of the tables at ``v``."""
     kind, a = tb.fn_kind[f], tb.fn_start[f]
@@ -87,7 +88,7 @@ def evaluate_function(tb: Tables, f: int, v: float) -> tuple:
     return sc * value, sc * slope
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def step_value(tb: Tables, s: int, q: np.ndarray) -> tuple:
     """Value of step ``s`` and its derivative along its root DOF."""
     x = q[tb.step_root[s]]
