@@ -49,6 +49,7 @@ import numpy as np  # noqa: E402
 import opensim as osim  # noqa: E402
 from _common import REPO, SHARED, time_repeated  # noqa: E402
 
+from pipeline.kinematics.step_groups import compiled_refusal  # noqa: E402
 from pipeline.opensim_setup.ik_run import ik_problem, run_ik  # noqa: E402
 from pipeline.solve import solve_sequence  # noqa: E402
 from pipeline.tracks.opensim_storage import read_storage  # noqa: E402
@@ -187,7 +188,9 @@ def measure(name: str, args, tmp: Path) -> dict:
         "opensim_weighted": _weighted_error(model_file, os_motion, problem),
         "kinefit_weighted": _weighted_error(model_file, run.motion_file, problem),
         "gap": _angle_gap(run.motion_file, os_motion),
-        "engine": problem.config.engine,
+        "engine": "numpy"
+        if problem.config.engine == "numpy" or compiled_refusal(problem.plan)
+        else "compiled",
     }
 
 
