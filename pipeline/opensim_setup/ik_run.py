@@ -30,7 +30,7 @@ from pipeline.tracks.opensim_storage import read_storage
 from pipeline.tracks.readers import trc
 from pipeline.tracks.units import unit_factor
 
-__all__ = ["IKRun", "ik_solver_config", "run_ik"]
+__all__ = ["IKProblem", "IKRun", "ik_problem", "ik_solver_config", "run_ik"]
 
 #: Time slack (s) when selecting ``.trc`` frames inside ``time_range``.
 TIME_SLACK = 1e-9
@@ -55,10 +55,41 @@ def ik_solver_config(accuracy: float) -> SolverConfig:
         angle_tolerance=tol,
         cost_tolerance=0.0,
         n_iterations=200,
-        engine="numpy",
         uncertainty=False,
         lanes=1,
     )
+
+
+@dataclass(frozen=True)
+class IKProblem:
+    """What :func:`run_ik` fits: a setup read, its model imported, its frames selected.
+
+    Attributes
+    ----------
+    setup : IKSetup
+    plan : BodyPlan
+        The setup's model, imported.
+    time : (T,) array
+        Seconds, the ``.trc``'s frames in ``time_range``.
+    coordinates : list of (str, bool, float)
+        Every coordinate of the model in OpenSim's order: name, rotational, default.
+    targets : (T, J, 3) array
+        The marker tasks' markers in metres (NaN: not a task or not observed).
+    keypoint_weights : (J,) array
+        The marker tasks' weights.
+    tasks : CoordinateTasks
+    config : SolverConfig
+        :func:`ik_solver_config` of the setup's ``accuracy``.
+    """
+
+    setup: IKSetup
+    plan: BodyPlan
+    time: np.ndarray
+    coordinates: list[tuple[str, bool, float]]
+    targets: np.ndarray
+    keypoint_weights: np.ndarray
+    tasks: CoordinateTasks
+    config: SolverConfig
 
 
 @dataclass(frozen=True)
@@ -189,6 +220,43 @@ def _errors_text(time: np.ndarray, errors: np.ndarray) -> str:
     return "\n".join(lines) + "\n"
 
 
+def ik_problem(
+    setup_path: str | Path,
+    *,
+    model_file: str | Path | None = None,
+    marker_file: str | Path | None = None,
+) -> IKProblem:
+    """Read an ``InverseKinematicsTool`` setup into the fit :func:`run_ik` makes of it.
+
+    ``model_file`` and ``marker_file`` replace the setup's files as in :func:`run_ik`.
+
+    Raises
+    ------
+    ConfigError
+        As :func:`run_ik`.
+    """
+    from pipeline.bodyplan.importers.osim import import_osim
+
+    setup = read_ik_setup(setup_path, model_file=model_file, marker_file=marker_file)
+    plan = import_osim(setup.model_file)
+    tracks = trc.read(setup.marker_file)
+    time_all = np.asarray(tracks["time"].values, np.float64)
+    t0, t1 = setup.time_range
+    keep = (time_all >= t0 - TIME_SLACK) & (time_all <= t1 + TIME_SLACK)
+    if not keep.any():
+        raise ConfigError(
+            f"{setup.path}: InverseKinematicsTool.time_range: {t0} to {t1} s holds no frame "
+            f"of {setup.marker_file} ({time_all[0]} to {time_all[-1]} s)"
+        )
+    tracks = tracks.isel(time=np.flatnonzero(keep))
+    time = time_all[keep]
+    coords = _coordinates(setup)
+    targets, kw = _markers(setup, plan, tracks)
+    tasks = _tasks(setup, plan, coords, time)
+    config = ik_solver_config(setup.accuracy)
+    return IKProblem(setup, plan, time, coords, targets, kw, tasks, config)
+
+
 def run_ik(
     setup_path: str | Path,
     output_dir: str | Path | None = None,
@@ -220,34 +288,15 @@ def run_ik(
         ``.trc``, a coordinate task naming an unknown or dependent coordinate, no frame
         in the time range. Nothing is written then.
     """
-    from pipeline.bodyplan.importers.osim import import_osim
-
-    setup = read_ik_setup(setup_path, model_file=model_file, marker_file=marker_file)
+    problem = ik_problem(setup_path, model_file=model_file, marker_file=marker_file)
+    setup, plan, time, coords = problem.setup, problem.plan, problem.time, problem.coordinates
+    targets, kw = problem.targets, problem.keypoint_weights
     motion, errors_file = setup.output_motion_file, setup.marker_errors_file
     if output_dir is not None:
         motion = Path(output_dir) / motion.name
         errors_file = Path(output_dir) / errors_file.name
-    plan = import_osim(setup.model_file)
-    tracks = trc.read(setup.marker_file)
-    time_all = np.asarray(tracks["time"].values, np.float64)
-    t0, t1 = setup.time_range
-    keep = (time_all >= t0 - TIME_SLACK) & (time_all <= t1 + TIME_SLACK)
-    if not keep.any():
-        raise ConfigError(
-            f"{setup.path}: InverseKinematicsTool.time_range: {t0} to {t1} s holds no frame "
-            f"of {setup.marker_file} ({time_all[0]} to {time_all[-1]} s)"
-        )
-    tracks = tracks.isel(time=np.flatnonzero(keep))
-    time = time_all[keep]
-    coords = _coordinates(setup)
-    targets, kw = _markers(setup, plan, tracks)
-    tasks = _tasks(setup, plan, coords, time)
     fit = solve_sequence(
-        plan,
-        targets,
-        config=ik_solver_config(setup.accuracy),
-        keypoint_weights=kw,
-        coordinate_tasks=tasks,
+        plan, targets, config=problem.config, keypoint_weights=kw, coordinate_tasks=problem.tasks
     )
     q = np.asarray(fit.dof_value, np.float64)
     values = to_engine_configuration(plan, q)

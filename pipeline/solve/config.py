@@ -142,6 +142,13 @@ class SolverConfig:
         every frame's observation weights of that keypoint; joints not named keep 1, and
         0 leaves a keypoint out (default None: all 1). Not a confidence: a keypoint's
         weight in the objective in its own right.
+    coordinate_tasks : dict of str to [weight, target] or None
+        Constant coordinate tasks by DOF name (OpenSim's ``IKCoordinateTask``): each adds
+        ``weight * (q - target)^2`` to every frame's objective, ``target`` in DOF units
+        (rad, or the plan's length unit), ``weight`` in observation units squared per DOF
+        unit squared (default None: no tasks). Per-frame targets go through the
+        solvers' ``coordinate_tasks`` argument (:class:`~pipeline.solve.tasks.CoordinateTasks`),
+        whose tasks win for a DOF named in both.
     uncertainty : bool
         With ``temporal="none"``, give every frame its own standard deviations and
         observability from the inverse normal matrix at its solution (default True; the
@@ -181,6 +188,7 @@ class SolverConfig:
     temporal_position_noise: float = 3.0
     uncertainty: bool = True
     keypoint_weights: dict[str, float] | None = None
+    coordinate_tasks: dict[str, tuple[float, float]] | None = None
 
     #: Read by pydantic when a model has a ``SolverConfig`` field (a run config's
     #: ``solver``): unknown keys are errors. Not a dataclass field.
@@ -300,6 +308,25 @@ class SolverConfig:
                     "SolverConfig.keypoint_weights: must map joint names to finite numbers "
                     f">= 0, not {kw!r}"
                 )
+        if self.coordinate_tasks is not None:
+            ct = self.coordinate_tasks
+
+            def _pair(v) -> bool:
+                return (
+                    isinstance(v, list | tuple)
+                    and len(v) == 2
+                    and all(isinstance(x, int | float) and not isinstance(x, bool) for x in v)
+                    and all(math.isfinite(x) for x in v)
+                    and v[0] >= 0
+                )
+
+            if not isinstance(ct, dict) or not all(
+                isinstance(k, str) and _pair(v) for k, v in ct.items()
+            ):
+                raise ConfigError(
+                    "SolverConfig.coordinate_tasks: must map DOF names to [weight, target] "
+                    f"pairs of finite numbers, weight >= 0, not {ct!r}"
+                )
         if not isinstance(self.uncertainty, bool | np.bool_):
             raise ConfigError(
                 f"SolverConfig.uncertainty: must be true or false, not {self.uncertainty!r}"
@@ -334,12 +361,15 @@ class SolverConfig:
     def to_dict(self) -> dict[str, Any]:
         """Plain-JSON form (for provenance attrs and fingerprints).
 
-        ``keypoint_weights`` is left out when None, so fits made before it existed keep
-        their fingerprints.
+        ``keypoint_weights`` and ``coordinate_tasks`` are left out when None, so fits made
+        before they existed keep their fingerprints.
         """
         out = asdict(self)
-        if out["keypoint_weights"] is None:
-            del out["keypoint_weights"]
+        for name in ("keypoint_weights", "coordinate_tasks"):
+            if out[name] is None:
+                del out[name]
+            elif name == "coordinate_tasks":
+                out[name] = {k: [float(v[0]), float(v[1])] for k, v in out[name].items()}
         return out
 
     @classmethod

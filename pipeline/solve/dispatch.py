@@ -4,8 +4,9 @@
 <pipeline.solve.solver.solve_sequence>` and :func:`solve_sequences
 <pipeline.solve.batch.solve_sequences>` all go through here: :func:`prepare_problem` decides
 the engine (``SolverConfig.engine``: 3D observations and calibrated cameras run on the
-compiled engine unless told otherwise, everything else and coupled plans on the numpy
-engine) and builds the problem in its precision; :func:`solve_independent` and
+compiled engine unless told otherwise, coupled plans too unless their couplings break
+the tree structure the compiled engine factors; everything else on the numpy engine)
+and builds the problem in its precision; :func:`solve_independent` and
 :func:`solve_chained` run it on that engine; :func:`finish` adds the uncertainties (and the
 smoothing) of the result.
 """
@@ -18,6 +19,7 @@ import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import ConfigError
+from pipeline.kinematics.step_groups import compiled_refusal
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.mappers import CalibratedCameras, Identity3D, as_mapper
 from pipeline.solve.numpy.frames import frames_in_lanes, sequence_in_lanes
@@ -47,32 +49,21 @@ def _compiled(config: SolverConfig, mapper) -> bool:
 
 
 def _coupled_engine(plan: BodyPlan, config: SolverConfig) -> SolverConfig:
-    """``config`` on the numpy engine for a coupled plan; ``engine="compiled"`` refused.
+    """``config``, on the numpy engine for a coupled plan the compiled engine cannot solve.
 
-    The compiled engine does not evaluate coupling functions.
+    The compiled engine solves a coupled plan whose coordinates each move the keypoints of
+    disjoint subtrees (:mod:`pipeline.kinematics.step_groups`); ``engine="compiled"`` for
+    any other is refused, with the reason.
     """
     if not plan.coupled:
         return config
-    if config.engine == "compiled":
-        raise ConfigError(
-            f"SolverConfig.engine: 'compiled' does not evaluate driven axes or couplings, "
-            f"and body plan {plan.name or plan.source or '<plan>'!r} has them; use 'auto' "
-            "or 'numpy'"
-        )
-    return replace(config, engine="numpy")
-
-
-def _tasks_engine(tasks: CoordinateTasks | None, config: SolverConfig) -> SolverConfig:
-    """``config`` on the numpy engine when there are coordinate tasks.
-
-    The compiled engine has no coordinate-task terms, so asking for it is an error.
-    """
-    if tasks is None or not tasks.weight:
+    why = compiled_refusal(plan)
+    if why is None:
         return config
     if config.engine == "compiled":
         raise ConfigError(
-            "SolverConfig.engine: 'compiled' has no coordinate tasks, and this fit has "
-            f"tasks on {', '.join(sorted(tasks.weight))}; use 'auto' or 'numpy'"
+            f"SolverConfig.engine: 'compiled' cannot solve these couplings: {why}; use "
+            "'auto' or 'numpy'"
         )
     return replace(config, engine="numpy")
 
@@ -95,7 +86,7 @@ def prepare_problem(
     keypoint_weights : (J,) array-like, optional
         Per-keypoint weights multiplying the observation weights.
     tasks : CoordinateTasks, optional
-        Coordinate-task terms; they run on the numpy engine.
+        Coordinate-task terms (both engines).
 
     Returns
     -------
@@ -110,7 +101,7 @@ def prepare_problem(
     ConfigError
         ``engine="compiled"`` for observations or a (coupled) plan it does not solve.
     """
-    config = _tasks_engine(tasks, _coupled_engine(plan, config))
+    config = _coupled_engine(plan, config)
     mapper = as_mapper(mapper)
     extra = {"keypoint_weights": keypoint_weights, "coordinate_tasks": tasks}
     if _compiled(config, mapper):  # float64 results: uncertainties from unrounded poses

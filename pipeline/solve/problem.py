@@ -95,7 +95,8 @@ def prepare(
         observation weights; 0 leaves a keypoint out of the fit. ``config.keypoint_weights``
         (by joint name) multiplies them too.
     coordinate_tasks : CoordinateTasks, optional
-        Per-DOF targets with weights, objective terms ``weight * (q_d - target)^2``.
+        Per-DOF targets with weights, objective terms ``weight * (q_d - target)^2``;
+        ``config.coordinate_tasks`` (constant ones by DOF name) join them.
 
     Returns
     -------
@@ -148,7 +149,21 @@ def prepare(
     nw, tol, floor = config.effective(plan)
     obs, w = obs.astype(dt, copy=False), w.astype(dt, copy=False)
     tw = tt = None
+    if config.coordinate_tasks:
+        coordinate_tasks = _with_config_tasks(config.coordinate_tasks, coordinate_tasks)
     if coordinate_tasks is not None:
         tw, tt = coordinate_tasks.arrays(plan, t.shape[0])
         tw, tt = tw.astype(dt), tt.astype(dt)
     return Problem(plan, model, mapper, config, obs, w, nw, tol, floor, tw, tt)
+
+
+def _with_config_tasks(
+    constant: dict[str, tuple[float, float]], given: CoordinateTasks | None
+) -> CoordinateTasks:
+    """``SolverConfig.coordinate_tasks`` joined with the solver argument's (which wins)."""
+    weight = {k: float(v[0]) for k, v in constant.items()}
+    target: dict[str, float | np.ndarray] = {k: float(v[1]) for k, v in constant.items()}
+    if given is not None:
+        weight.update(given.weight)
+        target.update(given.target)
+    return CoordinateTasks(weight, target)

@@ -5,8 +5,10 @@ calibrated cameras to the compiled engine (:mod:`pipeline.solve.compiled`, one f
 time; cameras: :mod:`pipeline.solve.compiled.projection`) unless ``SolverConfig.engine``
 says otherwise, and everything else (other 2D mappers, ``engine="numpy"``) to the numpy
 engine, through :mod:`pipeline.solve.dispatch` (as ``solve_sequences`` does). A coupled
-plan (driven axes or couplings) runs on the numpy engine: the compiled one does not
-evaluate coupling functions, so asking for it explicitly is an error.
+plan (driven axes or couplings) runs on the compiled engine too, unless a coordinate
+moves subtrees the compiled engine's tree factorization cannot hold
+(:mod:`pipeline.kinematics.step_groups`); then on the numpy engine, and asking for the
+compiled one explicitly is an error.
 
 The numpy engine is :mod:`pipeline.solve.numpy` (frames in lockstep lanes); the rules
 both engines share are :mod:`pipeline.solve.rules`.
@@ -14,7 +16,7 @@ both engines share are :mod:`pipeline.solve.rules`.
 Objective (QuickIK's): ``sum_i w_i |target_i - fk_i|^2 + neutral_weight * sum_k scaler_k
 (q_k - neutral_k)^2`` with ``w_i`` the observation weight times the joint's weight scaler
 (times a per-keypoint weight when given), plus ``sum_d weight_d (q_d - target_d)^2`` for
-coordinate tasks (numpy engine only);
+coordinate tasks;
 relative damping ``damping * max(A_ii, 1)``; limits clamped after every step; a frame
 stops when its largest applied position and angle updates are under their tolerances.
 """
@@ -112,7 +114,7 @@ def solve_frames(
         marker-task weights); 0 leaves a keypoint out.
     coordinate_tasks : CoordinateTasks, optional
         Per-DOF targets with weights (:mod:`pipeline.solve.tasks`), objective terms
-        ``weight * (q_d - target)^2``; they run on the numpy engine.
+        ``weight * (q_d - target)^2``.
 
     Returns
     -------

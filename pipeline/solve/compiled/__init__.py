@@ -42,7 +42,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan, Dof, Joint
-from pipeline.solve.compiled.bundles import Inputs, outputs, settings, workspace
+from pipeline.solve.compiled.bundles import Inputs, outputs, settings, task_arrays, workspace
 from pipeline.solve.compiled.frames import solve_frames_kernel
 from pipeline.solve.compiled.tables import tables
 from pipeline.solve.config import SolverConfig
@@ -116,6 +116,7 @@ def solve_compiled(
         _f64(root_pos0),
         _f64(root_quat0),
         np.ascontiguousarray(cold, dtype=np.bool_),
+        *task_arrays(prob),
     )
     kernel_cfg = settings(
         cfg,
@@ -171,6 +172,7 @@ def evaluate_compiled(
         _f64(root_pos),
         _f64(root_quat),
         np.ones(t, np.bool_),
+        *task_arrays(prob),
     )
     kernel_cfg = settings(
         prob.config, prob.neutral_weight, prob.position_tolerance, prob.angle_floor,

@@ -28,6 +28,7 @@ __all__ = [
     "outputs",
     "pixel_scratch",
     "settings",
+    "task_arrays",
     "workspace",
 ]
 
@@ -48,6 +49,10 @@ class Inputs(NamedTuple):
         its root) rather than from the frame before it. Always True for the first frame
         and for every frame without ``Settings.chained``; a chained solve of several
         sequences laid end to end sets it at each sequence's first frame.
+    task_weight : (N,)
+        Coordinate-task weights per DOF (0: no task; :mod:`pipeline.solve.tasks`).
+    task_target : (T, N) or (1, N)
+        Their targets per frame (one row: the same for every frame).
     """
 
     obs: np.ndarray
@@ -56,6 +61,8 @@ class Inputs(NamedTuple):
     init_root_pos: np.ndarray
     init_root_quat: np.ndarray
     cold: np.ndarray
+    task_weight: np.ndarray
+    task_target: np.ndarray
 
 
 class Settings(NamedTuple):
@@ -92,8 +99,8 @@ class Workspace(NamedTuple):
     rot: np.ndarray  # (J, 3, 3) joint frames
     org: np.ndarray  # (J, 3) joint origins
     pos: np.ndarray  # (J, 3) keypoints
-    axes: np.ndarray  # (N, 3) DOF axes
-    pivots: np.ndarray  # (N, 3) DOF pivots
+    axes: np.ndarray  # (N + G, 3) DOF axes (coupled: screws' rotation parts) ...
+    pivots: np.ndarray  # (N + G, 3) DOF pivots (coupled: screws' moment parts)
     tmp: np.ndarray  # (3, 3, 3)
     half: np.ndarray  # (2, N) half-angle cosines and sines of q ...
     half_new: np.ndarray  # (2, N) ... and of q_new
@@ -161,6 +168,15 @@ class PixelScratch(NamedTuple):
     gm: np.ndarray  # (J + 1, 6) gradients below each joint
 
 
+def task_arrays(prob) -> tuple[np.ndarray, np.ndarray]:
+    """:class:`Inputs`' ``task_weight`` and ``task_target`` of a problem (zeros: no tasks)."""
+    n = prob.model.n_dofs
+    if prob.task_weight is None:
+        return np.zeros(n), np.zeros((1, n))
+    tw = np.ascontiguousarray(prob.task_weight, dtype=np.float64)
+    return tw, np.ascontiguousarray(prob.task_target, dtype=np.float64)
+
+
 def settings(
     config: SolverConfig,
     neutral_weight: float,
@@ -195,12 +211,13 @@ def workspace(tb: Tables) -> Workspace:
     nj = tb.parent.shape[0]
     n = tb.dof_type.shape[0]
     ns = tb.n_root + n
+    screws = n + tb.extra_joint.shape[0]  # a coupled plan's extra screw groups
     return Workspace(
         rot=np.empty((nj, 3, 3)),
         org=np.empty((nj, 3)),
         pos=np.empty((nj, 3)),
-        axes=np.zeros((n, 3)),
-        pivots=np.zeros((n, 3)),
+        axes=np.zeros((screws, 3)),
+        pivots=np.zeros((screws, 3)),
         tmp=np.empty((3, 3, 3)),
         half=np.empty((2, n)),
         half_new=np.empty((2, n)),

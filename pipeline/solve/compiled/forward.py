@@ -12,6 +12,7 @@ import numba as nb
 import numpy as np
 
 from pipeline.kinematics.plan_arrays import HINGE, SLIDE, SWING1
+from pipeline.solve.compiled.driven import fk_steps
 from pipeline.solve.compiled.so3 import axis_angle, expmap_and_left_jacobian
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import CAUCHY, HUBER, INLINE, JIT
@@ -169,11 +170,17 @@ def fk_half(
     so a solver that advances ``half`` along its steps (:func:`advance_half_angles`)
     calls no trigonometric function here.
 
+    A coupled plan (``tb.coupled``) runs :func:`~pipeline.solve.compiled.driven.fk_steps`
+    instead, whose ``axes`` and ``pivots`` hold each DOF's screw.
+
     Notes
     -----
     Frames are carried as 9-tuples (row-major) in registers; array views are avoided in
     the loop because each costs a reference-count update.
     """
+    if tb.coupled:
+        fk_steps(tb, q, half, root_pos, root_rot, need_axes, rot, org, pos, axes, pivots, tmp)
+        return
     for j in range(tb.parent.shape[0]):
         p = tb.parent[j]
         if p < 0:
@@ -251,6 +258,8 @@ def objective(
     scale: float,
     res: np.ndarray,
     weff: np.ndarray,
+    task_weight: np.ndarray,
+    task_target: np.ndarray,
 ) -> float:
     """Residuals, robust weights and objective of one fitted pose.
 
@@ -270,11 +279,14 @@ def objective(
         ``obs - pos``, zero where missing.
     weff : (J,) out
         Effective (IRLS) weights, zero where missing.
+    task_weight, task_target : (N,)
+        Coordinate-task weights (0: none) and this frame's targets.
 
     Returns
     -------
     float
-        ``sum_i w_i rho(|r_i|^2) + neutral_weight * sum_k scaler_k (q_k - neutral_k)^2``.
+        ``sum_i w_i rho(|r_i|^2) + neutral_weight * sum_k scaler_k (q_k - neutral_k)^2
+        + sum_k task_weight_k (q_k - task_target_k)^2``.
     """
     cost = 0.0
     s2 = scale * scale
@@ -304,7 +316,10 @@ def objective(
             weff[j] = wj
             cost += wj * d2
     prior = 0.0
+    tasks = 0.0
     for k in range(q.shape[0]):
         dq = q[k] - tb.neutral[k]
         prior += tb.prior_scale[k] * dq * dq
-    return cost + neutral_weight * prior
+        dt = q[k] - task_target[k]
+        tasks += task_weight[k] * dt * dt
+    return cost + neutral_weight * prior + tasks

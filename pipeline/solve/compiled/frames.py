@@ -18,7 +18,7 @@ import numba as nb
 
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
 from pipeline.solve.compiled.forward import advance_half_angles, fk, fk_half, half_angles, objective
-from pipeline.solve.compiled.loop import damp_system, start_pose
+from pipeline.solve.compiled.loop import damp_system, start_pose, task_row
 from pipeline.solve.compiled.normal import assemble, solve_tree
 from pipeline.solve.compiled.pose import (
     apply_step,
@@ -77,6 +77,8 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         (:func:`~pipeline.solve.compiled.precision.frame_precision`).
     """
     prior = cfg.neutral_weight * tb.prior_scale
+    tw = inp.task_weight
+    prior_tasks = prior + tw  # the uncertainty's prior diagonal
     nw, loss, scale, gn = cfg.neutral_weight, cfg.loss, cfg.loss_scale, cfg.gn
     rot, org, pos, axes, pivots, tmp = ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp
     res, weff, root_rot = ws.res, ws.weff, ws.root_rot
@@ -84,7 +86,7 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         _start(tb, inp, cfg, ws, out, t)
         q, rp, rq, act = ws.q, ws.rp, ws.rq, ws.act
         q_new, rp_new, rq_new, act_new = ws.q_new, ws.rp_new, ws.rq_new, ws.act_new
-        obs_t, w_t = inp.obs[t], inp.weight[t]
+        obs_t, w_t, tt = inp.obs[t], inp.weight[t], task_row(inp, t)
         half, half_new = ws.half, ws.half_new
         half_angles(q, half)
         lam = cfg.lam0
@@ -95,10 +97,10 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
             it += 1
             quat_to_matrix(rq, root_rot)
             fk_half(tb, q, half, rp, root_rot, True, rot, org, pos, axes, pivots, tmp)
-            cost = objective(tb, pos, obs_t, w_t, q, nw, loss, scale, res, weff)
+            cost = objective(tb, pos, obs_t, w_t, q, nw, loss, scale, res, weff, tw, tt)
             assemble(tb, pos, axes, pivots, rp, res, weff, ws.mom, ws.xi, ws.hd, ws.hc, ws.hr,
                      ws.g)  # fmt: skip
-            damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor)
+            damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor, tw, tt)
             solve_tree(tb, ws.hd, ws.hc, ws.hr, ws.g, ws.step)  # a failed system: a zero step
             max_pos, max_ang, finite = apply_step(
                 tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
@@ -111,7 +113,8 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
                 quat_to_matrix(rq_new, root_rot)
                 fk_half(tb, q_new, half_new, rp_new, root_rot, False, rot, org, pos, axes,
                         pivots, tmp)  # fmt: skip
-                cand = objective(tb, pos, obs_t, w_t, q_new, nw, loss, scale, res, weff)
+                cand = objective(tb, pos, obs_t, w_t, q_new, nw, loss, scale, res, weff, tw,
+                                 tt)  # fmt: skip
             accepted = accepts(gn, ok, cost, cand)
             lam = next_damping(gn, lam, accepted, cfg.damping)
             reason, done = stop_reason(gn, ok, small, accepted, cost, cand, lam,
@@ -137,7 +140,7 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         local_quats(tb, q, out.joint_rotation[t], half)
         stats = out.stats[t]
         diagnostics(fit, obs_t, w_t, out.residual[t], stats)
-        stats[3] = objective(tb, fit, obs_t, w_t, q, nw, loss, scale, res, weff)
+        stats[3] = objective(tb, fit, obs_t, w_t, q, nw, loss, scale, res, weff, tw, tt)
         if cfg.uncertainty:
-            frame_precision(tb, ws, out, t, prior)
+            frame_precision(tb, ws, out, t, prior_tasks)
         out.stop_reason[t] = NO_OBSERVATIONS if stats[2] == 0 else reason

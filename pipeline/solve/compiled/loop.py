@@ -16,7 +16,7 @@ from pipeline.solve.compiled.pose import copy, warm_start
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import INLINE
 
-__all__ = ["damp_system", "start_pose"]
+__all__ = ["damp_system", "start_pose", "task_row"]
 
 
 @nb.njit(**INLINE)
@@ -53,8 +53,10 @@ def damp_system(
     prior: np.ndarray,
     lam: float,
     angle_floor: float,
+    task_weight: np.ndarray,
+    task_target: np.ndarray,
 ) -> None:
-    """Add the neutral prior and the relative damping to an assembled normal system.
+    """Add the neutral prior, coordinate tasks and relative damping to a normal system.
 
     The damping is ``lam * max(A_ii, floor)`` after the prior, with ``floor`` 1 for the
     root's position and for slides, ``angle_floor`` for angles
@@ -73,12 +75,21 @@ def damp_system(
         The relative damping.
     angle_floor : float
         The effective ``SolverConfig.angle_floor``.
+    task_weight, task_target : (N,)
+        Coordinate-task weights (0: none) and the frame's targets: ``w (q - target)^2``
+        joins the prior (:mod:`pipeline.solve.tasks`).
     """
     nr = tb.n_root
     for s in range(nr):
         hd[s] += lam * max(hd[s], 1.0 if s < 3 else angle_floor)
     for k in range(tb.dof_type.shape[0]):
         s = nr + k
-        d = hd[s] + prior[k]
+        d = hd[s] + prior[k] + task_weight[k]
         hd[s] = d + lam * max(d, angle_floor if tb.angular[k] else 1.0)
-        g[s] -= prior[k] * (q[k] - tb.neutral[k])
+        g[s] -= prior[k] * (q[k] - tb.neutral[k]) + task_weight[k] * (q[k] - task_target[k])
+
+
+@nb.njit(**INLINE)
+def task_row(inp: Inputs, t: int) -> np.ndarray:
+    """Frame ``t``'s coordinate-task targets ``(N,)`` (``Inputs.task_target``)."""
+    return inp.task_target[t if inp.task_target.shape[0] > 1 else 0]

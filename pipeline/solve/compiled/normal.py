@@ -19,6 +19,7 @@ import math
 import numba as nb
 import numpy as np
 
+from pipeline.solve.compiled.driven import screw
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import INLINE
 
@@ -67,6 +68,7 @@ def assemble(
     ----------
     tb : Tables
     pos : (J, 3) keypoints; axes, pivots : (N, 3) from :func:`~.forward.fk`
+        (a coupled plan: ``(N + G, 3)`` screws, :mod:`~pipeline.solve.compiled.driven`)
     root_pos : (3,)
     res : (J, 3) residuals; weff : (J,) effective weights
     mom : (J + 1, 16) scratch
@@ -136,7 +138,9 @@ def assemble(
         s = nr + k
         jk = tb.dof_joint[k]
         ux, uy, uz = axes[k, 0], axes[k, 1], axes[k, 2]
-        if tb.angular[k]:
+        if tb.coupled:  # the DOF's screw on its own joint's subtree
+            ax, ay, az, mx, my, mz = screw(axes, pivots, k, root_pos)
+        elif tb.angular[k]:
             ox = pivots[k, 0] - root_pos[0]
             oy = pivots[k, 1] - root_pos[1]
             oz = pivots[k, 2] - root_pos[2]
@@ -151,6 +155,17 @@ def assemble(
             mx * mom[jk, 13] + my * mom[jk, 14] + mz * mom[jk, 15]
         )
         hd[s] = (ax * f0 + ay * f1 + az * f2) + (mx * f3 + my * f4 + mz * f5)
+        for e in range(tb.extra_start[k], tb.extra_start[k + 1]):
+            # an extra group: the same DOF moving a disjoint subtree; its Phi xi joins the
+            # row's (entries with ancestors), its own product the diagonal and gradient
+            je = tb.extra_joint[e]
+            bx, by, bz, nx, ny, nz = screw(axes, pivots, tb.dof_joint.shape[0] + e, root_pos)
+            e0, e1, e2, e3, e4, e5 = _phi_times(mom, je, bx, by, bz, nx, ny, nz)
+            g[s] += (bx * mom[je, 10] + by * mom[je, 11] + bz * mom[je, 12]) + (
+                nx * mom[je, 13] + ny * mom[je, 14] + nz * mom[je, 15]
+            )
+            hd[s] += (bx * e0 + by * e1 + bz * e2) + (nx * e3 + ny * e4 + nz * e5)
+            f0, f1, f2, f3, f4, f5 = f0 + e0, f1 + e1, f2 + e2, f3 + e3, f4 + e4, f5 + e5
         for m in range(ld[s]):
             i = anc[s, m]
             hc[s, m] = (xi[i, 0] * f0 + xi[i, 1] * f1 + xi[i, 2] * f2) + (

@@ -8,6 +8,7 @@ import numba as nb
 import numpy as np
 
 from pipeline.kinematics.plan_arrays import HINGE, SWING1
+from pipeline.solve.compiled.driven import local_quats_steps
 from pipeline.solve.compiled.so3 import matrix_to_quat, quat_from_rotvec_times
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import (
@@ -202,8 +203,12 @@ def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray, half: np.ndarray) ->
     The product of the joint's own DOF rotations (slides do not rotate), as
     :func:`pipeline.kinematics.fk_jacobian.joint_rotations_local`. ``half`` ``(2, N)`` holds
     the half-angle cosines and sines of ``q``
-    (:func:`~pipeline.solve.compiled.forward.half_angles`).
+    (:func:`~pipeline.solve.compiled.forward.half_angles`). A coupled plan's driven hinges
+    rotate too (:func:`~pipeline.solve.compiled.driven.local_quats_steps`).
     """
+    if tb.coupled:
+        local_quats_steps(tb, q, out, half)
+        return
     for j in range(out.shape[0]):
         w, x, y, z = 1.0, 0.0, 0.0, 0.0
         for k in range(tb.dof_start[j], tb.dof_start[j + 1]):

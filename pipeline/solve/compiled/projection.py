@@ -33,11 +33,13 @@ from pipeline.solve.compiled.bundles import (
     outputs,
     pixel_scratch,
     settings,
+    task_arrays,
     workspace,
 )
+from pipeline.solve.compiled.driven import screw
 from pipeline.solve.compiled.forward import fk
 from pipeline.solve.compiled.lens import project_point
-from pipeline.solve.compiled.loop import damp_system, start_pose
+from pipeline.solve.compiled.loop import damp_system, start_pose, task_row
 from pipeline.solve.compiled.normal import solve_tree
 from pipeline.solve.compiled.pose import apply_step, copy, fill
 from pipeline.solve.compiled.precision import precision_of
@@ -61,11 +63,12 @@ __all__ = ["solve_projected"]
 
 
 @nb.njit(**JIT)
-def objective_px(tb, cam, pos, obs, w, q, nw, loss, scale, res, weff, pj) -> float:
+def objective_px(tb, cam, pos, obs, w, q, nw, loss, scale, res, weff, pj, tw, tt) -> float:
     """The projected objective of one pose (as :func:`.forward.objective`, in pixels).
 
     Fills the pixel residuals ``res (C, J, 2)``, robust weights ``weff (C, J)`` and
-    projection Jacobians ``pj (C, J, 2, 3)`` (where observed).
+    projection Jacobians ``pj (C, J, 2, 3)`` (where observed); ``tw``, ``tt`` ``(N,)``:
+    coordinate-task weights and targets.
     """
     cost = 0.0
     s2 = scale * scale
@@ -98,10 +101,13 @@ def objective_px(tb, cam, pos, obs, w, q, nw, loss, scale, res, weff, pj) -> flo
                 weff[c, j] = wj
                 cost += wj * d2
     prior = 0.0
+    tasks = 0.0
     for k in range(q.shape[0]):
         dq = q[k] - tb.neutral[k]
         prior += tb.prior_scale[k] * dq * dq
-    return cost + nw * prior
+        dt = q[k] - tt[k]
+        tasks += tw[k] * dt * dt
+    return cost + nw * prior + tasks
 
 
 @nb.njit(**JIT)
@@ -166,7 +172,11 @@ def assemble_px(tb, pos, axes, pivots, root_pos, res, weff, pj, phi, gm, xi, f, 
             k = s - nr
             jk = tb.dof_joint[k]
             ux, uy, uz = axes[k, 0], axes[k, 1], axes[k, 2]
-            if tb.angular[k]:
+            if tb.coupled:  # the DOF's screw on its own joint's subtree (.driven)
+                xi[s, 0], xi[s, 1], xi[s, 2], xi[s, 3], xi[s, 4], xi[s, 5] = screw(
+                    axes, pivots, k, root_pos
+                )
+            elif tb.angular[k]:
                 ox = pivots[k, 0] - root_pos[0]
                 oy = pivots[k, 1] - root_pos[1]
                 oz = pivots[k, 2] - root_pos[2]
@@ -185,8 +195,20 @@ def assemble_px(tb, pos, axes, pivots, root_pos, res, weff, pj, phi, gm, xi, f, 
             f[s, a] = fa
             acc += xi[s, a] * gm[jk, a]
         g[s] = acc
+        hd[s] = 0.0
+        if s >= nr:  # a coupled DOF's extra groups (as in .normal.assemble)
+            for e in range(tb.extra_start[s - nr], tb.extra_start[s - nr + 1]):
+                je = tb.extra_joint[e]
+                xe = screw(axes, pivots, tb.dof_joint.shape[0] + e, root_pos)
+                for a in range(6):
+                    fa = 0.0
+                    for b in range(6):
+                        fa += phi[je, a, b] * xe[b]
+                    f[s, a] += fa
+                    g[s] += xe[a] * gm[je, a]
+                    hd[s] += (xe[a] - xi[s, a]) * fa  # xi_e Phi_e xi_e, not xi Phi_e xi_e
     for s in range(nr + tb.dof_joint.shape[0]):
-        acc = 0.0
+        acc = hd[s]
         for c in range(6):
             acc += xi[s, c] * f[s, c]
         hd[s] = acc
@@ -206,12 +228,12 @@ def _precision_px(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelS
     """:func:`.precision.frame_precision` for projection rows, at frame ``t``'s pose in ``out``."""
     res, weff, pj = px.res, px.weff, px.pj
     q, rp = out.dof_value[t], out.root_position[t]
-    prior = cfg.neutral_weight * tb.prior_scale
+    prior = cfg.neutral_weight * tb.prior_scale + inp.task_weight
     quat_to_matrix(out.root_orientation[t], ws.root_rot)
     fk(tb, q, rp, ws.root_rot, True, ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp,
        ws.half)  # fmt: skip
     objective_px(tb, cam, ws.pos, inp.obs[t], inp.weight[t], q, cfg.neutral_weight, cfg.loss,
-                 cfg.loss_scale, res, weff, pj)  # fmt: skip
+                 cfg.loss_scale, res, weff, pj, inp.task_weight, task_row(inp, t))  # fmt: skip
     assemble_px(tb, ws.pos, ws.axes, ws.pivots, rp, res, weff, pj, px.phi, px.gm, ws.xi, ws.f,
                 ws.hd, ws.hc, ws.hr, ws.g)  # fmt: skip
     wr2 = wsum = rows = 0.0
@@ -238,6 +260,7 @@ def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch
     ``stop_reason``, ``limit_active`` and, with ``cfg.uncertainty``, the uncertainty inputs.
     """
     prior = cfg.neutral_weight * tb.prior_scale
+    tw = inp.task_weight
     nw, loss, scale, gn = cfg.neutral_weight, cfg.loss, cfg.loss_scale, cfg.gn
     res, weff, pj, phi, gm = px.res, px.weff, px.pj, px.phi, px.gm
     rot, org, pos, axes, pivots, tmp = ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp
@@ -246,7 +269,7 @@ def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch
         start_pose(tb, inp, cfg, ws, out, t)
         q, rp, rq, act = ws.q, ws.rp, ws.rq, ws.act
         q_new, rp_new, rq_new, act_new = ws.q_new, ws.rp_new, ws.rq_new, ws.act_new
-        obs_t, w_t = inp.obs[t], inp.weight[t]
+        obs_t, w_t, tt = inp.obs[t], inp.weight[t], task_row(inp, t)
         lam = cfg.lam0
         fill(act, False)
         reason = MAX_ITERATIONS
@@ -255,10 +278,11 @@ def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch
             it += 1
             quat_to_matrix(rq, root_rot)
             fk(tb, q, rp, root_rot, True, rot, org, pos, axes, pivots, tmp, half)
-            cost = objective_px(tb, cam, pos, obs_t, w_t, q, nw, loss, scale, res, weff, pj)
+            cost = objective_px(tb, cam, pos, obs_t, w_t, q, nw, loss, scale, res, weff, pj,
+                                tw, tt)  # fmt: skip
             assemble_px(tb, pos, axes, pivots, rp, res, weff, pj, phi, gm, ws.xi, ws.f, ws.hd,
                         ws.hc, ws.hr, ws.g)  # fmt: skip
-            damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor)
+            damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor, tw, tt)
             solve_tree(tb, ws.hd, ws.hc, ws.hr, ws.g, ws.step)
             max_pos, max_ang, finite = apply_step(
                 tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
@@ -270,7 +294,7 @@ def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch
                 quat_to_matrix(rq_new, root_rot)
                 fk(tb, q_new, rp_new, root_rot, False, rot, org, pos, axes, pivots, tmp, half)
                 cand = objective_px(tb, cam, pos, obs_t, w_t, q_new, nw, loss, scale, res,
-                                    weff, pj)  # fmt: skip
+                                    weff, pj, tw, tt)  # fmt: skip
             accepted = accepts(gn, ok, cost, cand)
             lam = next_damping(gn, lam, accepted, cfg.damping)
             reason, done = stop_reason(gn, ok, small, accepted, cost, cand, lam,
@@ -335,7 +359,7 @@ def solve_projected(
     inp = Inputs(
         *(np.ascontiguousarray(a, dtype=np.float64)
           for a in (prob.obs, prob.weight, start.q, start.root_pos, start.root_quat)),
-        cold,
+        cold, *task_arrays(prob),
     )  # fmt: skip
     out = outputs(tb, t, keypoints=False)
     if t:

@@ -21,6 +21,7 @@ import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.plan_arrays import HINGE, _aligned_axis, compile_plan
+from pipeline.solve.compiled.coupled_tables import step_tables
 
 __all__ = ["Tables", "tables"]
 
@@ -64,6 +65,15 @@ class Tables(NamedTuple):
         Number of DOF coordinates above ``s`` (its ancestors without the root's six,
         which come last in ``ancestors``); 0 for the root's own coordinates.
     n_root : int
+    coupled : bool
+        The plan has driven axes: forward kinematics walks its steps
+        (:mod:`pipeline.solve.compiled.driven`), every DOF's screw is the chain-weighted
+        sum of its steps' (``axes`` carry its rotation part, ``pivots`` its moment part).
+    step_start, step_type, step_axis, step_aligned, step_sign, step_own, step_root,
+    step_screw, chain_start, chain_fn, fn_kind, fn_start, fn_scale, fn_x, fn_y, fn_b,
+    fn_c, fn_d, extra_start, extra_joint
+        The steps, function chains and extra screw groups of a coupled plan
+        (:func:`~pipeline.solve.compiled.coupled_tables.step_tables`); no steps otherwise.
     """
 
     parent: np.ndarray
@@ -89,6 +99,27 @@ class Tables(NamedTuple):
     depth: np.ndarray
     local_depth: np.ndarray
     n_root: int
+    coupled: bool
+    step_start: np.ndarray
+    step_type: np.ndarray
+    step_axis: np.ndarray
+    step_aligned: np.ndarray
+    step_sign: np.ndarray
+    step_own: np.ndarray
+    step_root: np.ndarray
+    step_screw: np.ndarray
+    chain_start: np.ndarray
+    chain_fn: np.ndarray
+    fn_kind: np.ndarray
+    fn_start: np.ndarray
+    fn_scale: np.ndarray
+    fn_x: np.ndarray
+    fn_y: np.ndarray
+    fn_b: np.ndarray
+    fn_c: np.ndarray
+    fn_d: np.ndarray
+    extra_start: np.ndarray
+    extra_joint: np.ndarray
 
 
 @lru_cache(maxsize=64)
@@ -164,4 +195,5 @@ def tables(plan: BodyPlan) -> Tables:
         depth=depth,
         local_depth=np.maximum(depth - nr, 0) * (np.arange(nr + n) >= nr),
         n_root=nr,
+        **step_tables(plan),
     )

@@ -1,5 +1,4 @@
-"""The solver fits coupled plans exactly on the numpy engine and never silently on the
-compiled one."""
+"""The solver fits coupled plans exactly on both engines."""
 
 from __future__ import annotations
 
@@ -9,7 +8,6 @@ import numpy as np
 import pytest
 
 from pipeline.bodyplan import load_body_plan
-from pipeline.errors import ConfigError
 from pipeline.kinematics import forward_kinematics
 from pipeline.solve import SolverConfig, solve_frames, solve_sequence
 from tests.unit.bodyplan.coupled_samples import coupled
@@ -26,7 +24,7 @@ def _truth(plan, rng, n):
     return q, forward_kinematics(plan, q)
 
 
-@pytest.mark.parametrize("engine", ["numpy", "auto"])
+@pytest.mark.parametrize("engine", ["numpy", "auto", "compiled"])
 def test_numpy_engine_recovers_coupled_coordinates(engine, rng):
     plan = _fixed_plan()
     q, targets = _truth(plan, rng, 8)
@@ -39,7 +37,8 @@ def test_numpy_engine_recovers_coupled_coordinates(engine, rng):
     np.testing.assert_allclose(result.fitted_position, targets, atol=1e-8)
 
 
-def test_free_base_sequence_and_smoothing_stay_on_numpy(rng):
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_free_base_sequence_and_smoothing(rng, engine):
     plan = load_body_plan(coupled())
     n = 12
     time = np.linspace(0.0, 1.0, n)
@@ -47,19 +46,16 @@ def test_free_base_sequence_and_smoothing_stay_on_numpy(rng):
     root = np.column_stack([0.1 * time, 0.05 * time, 0.02 * time])
     targets = forward_kinematics(plan, q, root)
     config = SolverConfig(
-        neutral_weight=0.0, position_tolerance=1e-10, angle_tolerance=1e-10, cold_root="origin"
+        neutral_weight=0.0,
+        position_tolerance=1e-10,
+        angle_tolerance=1e-10,
+        cold_root="origin",
+        engine=engine,
     )
     result = solve_sequence(plan, targets, config=config)
     np.testing.assert_allclose(result.fitted_position, targets, atol=1e-7)
     smooth = solve_sequence(plan, targets, config=replace(config, temporal="smooth"), fps=30)
-    # the smoothed poses' keypoints are the plan's forward kinematics of them (numpy diagnostics)
+    # the smoothed poses' keypoints are the plan's forward kinematics of them
     want = forward_kinematics(plan, smooth.dof_value, smooth.root_position, smooth.root_orientation)
     np.testing.assert_allclose(smooth.fitted_position, want, atol=1e-9)
     assert np.abs(smooth.fitted_position - targets).max() < 1e-2
-
-
-def test_compiled_engine_refuses_coupled_plans(rng):
-    plan = _fixed_plan()
-    _, targets = _truth(plan, rng, 2)
-    with pytest.raises(ConfigError, match=r"'compiled' does not evaluate driven axes.*'coupled'"):
-        solve_frames(plan, targets, config=SolverConfig(engine="compiled"))

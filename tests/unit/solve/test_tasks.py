@@ -64,22 +64,36 @@ def _reference(plan, target, kw, tw, tt, q0):
     return least_squares(res, q0, xtol=1e-15, ftol=1e-15, gtol=1e-15).x
 
 
-def test_keypoint_weights_and_tasks_match_scipy(arm):
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_keypoint_weights_and_tasks_match_scipy(arm, engine):
+    from dataclasses import replace
+
+    config = replace(TIGHT, engine=engine)
     rng = np.random.default_rng(3)
     target, keep = _targets(arm, rng)
     kw = np.where(keep, rng.uniform(0.1, 10.0, arm.n_joints), 0.0)
     name = arm.dof_names[1]
     tasks = CoordinateTasks({name: 0.05}, {name: np.linspace(0.1, 0.4, target.shape[0])})
-    fit = solve_frames(arm, target, config=TIGHT, keypoint_weights=kw, coordinate_tasks=tasks)
+    fit = solve_frames(arm, target, config=config, keypoint_weights=kw, coordinate_tasks=tasks)
     tw, tt = tasks.arrays(arm, target.shape[0])
     for t in range(target.shape[0]):
         ref = _reference(arm, target[t], kw, tw, tt[t], np.asarray(fit.dof_value[t]))
         np.testing.assert_allclose(fit.dof_value[t], ref, atol=1e-7)
     # the task pulls: without it the fitted coordinate is elsewhere
-    free = solve_frames(arm, target, config=TIGHT, keypoint_weights=kw)
+    free = solve_frames(arm, target, config=config, keypoint_weights=kw)
     assert np.max(np.abs(free.dof_value[:, 1] - fit.dof_value[:, 1])) > 1e-3
-    seq = solve_sequence(arm, target, config=TIGHT, keypoint_weights=kw, coordinate_tasks=tasks)
+    seq = solve_sequence(arm, target, config=config, keypoint_weights=kw, coordinate_tasks=tasks)
     np.testing.assert_allclose(seq.dof_value, fit.dof_value, atol=1e-7)
+    # the same tasks as constants in SolverConfig (the run config's ``solver`` section)
+    const = CoordinateTasks({name: 0.05}, {name: 0.3})
+    by_arg = solve_frames(arm, target, config=config, keypoint_weights=kw, coordinate_tasks=const)
+    by_config = solve_frames(
+        arm,
+        target,
+        config=replace(config, coordinate_tasks={name: (0.05, 0.3)}),
+        keypoint_weights=kw,
+    )
+    np.testing.assert_allclose(by_config.dof_value, by_arg.dof_value, atol=1e-12)
 
 
 def test_keypoint_weights_differ_from_uniform(arm):
@@ -107,10 +121,10 @@ def test_bad_tasks_and_weights_are_named(arm):
         )
     with pytest.raises(ConfigError, match="keypoint_weights: shape"):
         solve_frames(arm, target, config=TIGHT, keypoint_weights=np.ones(2))
-    name = arm.dof_names[0]
-    tasks = CoordinateTasks({name: 1.0}, {name: 0.0})
-    with pytest.raises(ConfigError, match="'compiled' has no coordinate tasks.*" + name):
-        solve_frames(arm, target, config=SolverConfig(engine="compiled"), coordinate_tasks=tasks)
+    with pytest.raises(ConfigError, match="SolverConfig.coordinate_tasks: must map DOF names"):
+        SolverConfig(coordinate_tasks={arm.dof_names[0]: (-1.0, 0.0)})
+    with pytest.raises(ConfigError, match="coordinate task 'nope': not a DOF.*valid: "):
+        solve_frames(arm, target, config=SolverConfig(coordinate_tasks={"nope": (1.0, 0.0)}))
 
 
 def test_named_keypoint_weights_in_solver_config_and_run_config(arm):
