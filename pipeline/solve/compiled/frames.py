@@ -18,7 +18,7 @@ import numba as nb
 
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
 from pipeline.solve.compiled.forward import advance_half_angles, fk, fk_half, half_angles, objective
-from pipeline.solve.compiled.loop import damp_system, start_pose, task_row
+from pipeline.solve.compiled.loop import damp_system, hold_step, start_pose, task_row
 from pipeline.solve.compiled.normal import assemble, solve_tree
 from pipeline.solve.compiled.pose import (
     apply_step,
@@ -102,6 +102,7 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
                      ws.g)  # fmt: skip
             damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor, tw, tt)
             solve_tree(tb, ws.hd, ws.hc, ws.hr, ws.g, ws.step)  # a failed system: a zero step
+            hold_step(tb, ws.step)
             max_pos, max_ang, finite = apply_step(
                 tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
             )

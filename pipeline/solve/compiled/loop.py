@@ -14,9 +14,12 @@ import numpy as np
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
 from pipeline.solve.compiled.pose import copy, warm_start
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import INLINE
+from pipeline.solve.rules import INLINE, held
 
-__all__ = ["damp_system", "start_pose", "task_row"]
+#: A held coordinate's diagonal, relative to its own (see :func:`damp_system`).
+HELD_STIFFNESS = 1.0e12
+
+__all__ = ["damp_system", "hold_step", "start_pose", "task_row"]
 
 
 @nb.njit(**INLINE)
@@ -78,6 +81,15 @@ def damp_system(
     task_weight, task_target : (N,)
         Coordinate-task weights (0: none) and the frame's targets: ``w (q - target)^2``
         joins the prior (:mod:`pipeline.solve.tasks`).
+
+    Notes
+    -----
+    A held coordinate (:func:`pipeline.solve.rules.held`, locked) gets a zero gradient
+    and a diagonal :data:`HELD_STIFFNESS` times its own, which takes it out of the step:
+    the other coordinates solve as if it were not there (to a relative 1e-12), and
+    :func:`hold_step` zeroes its own entry of the solved step. The tree-structured system
+    keeps its off-diagonal entries, so this is the compiled form of the numpy engine's
+    identity rows.
     """
     nr = tb.n_root
     for s in range(nr):
@@ -87,6 +99,24 @@ def damp_system(
         d = hd[s] + prior[k] + task_weight[k]
         hd[s] = d + lam * max(d, angle_floor if tb.angular[k] else 1.0)
         g[s] -= prior[k] * (q[k] - tb.neutral[k]) + task_weight[k] * (q[k] - task_target[k])
+        if held(tb.lower[k], tb.upper[k]):
+            g[s] = 0.0
+            hd[s] = HELD_STIFFNESS * (hd[s] + 1.0)
+
+
+@nb.njit(**INLINE)
+def hold_step(tb: Tables, step: np.ndarray) -> None:
+    """Zero the held coordinates' entries of a solved step (:func:`damp_system`'s Notes).
+
+    Parameters
+    ----------
+    tb : Tables
+    step : (n_state,)
+        The step, updated in place: a held coordinate never moves, so it is never clamped.
+    """
+    for k in range(tb.dof_type.shape[0]):
+        if held(tb.lower[k], tb.upper[k]):
+            step[tb.n_root + k] = 0.0
 
 
 @nb.njit(**INLINE)

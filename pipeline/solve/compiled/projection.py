@@ -39,7 +39,7 @@ from pipeline.solve.compiled.bundles import (
 from pipeline.solve.compiled.driven import screw
 from pipeline.solve.compiled.forward import fk
 from pipeline.solve.compiled.lens import project_point
-from pipeline.solve.compiled.loop import damp_system, start_pose, task_row
+from pipeline.solve.compiled.loop import damp_system, hold_step, start_pose, task_row
 from pipeline.solve.compiled.normal import solve_tree
 from pipeline.solve.compiled.pose import apply_step, copy, fill
 from pipeline.solve.compiled.precision import precision_of
@@ -284,6 +284,7 @@ def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch
                         ws.hc, ws.hr, ws.g)  # fmt: skip
             damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor, tw, tt)
             solve_tree(tb, ws.hd, ws.hc, ws.hr, ws.g, ws.step)
+            hold_step(tb, ws.step)
             max_pos, max_ang, finite = apply_step(
                 tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
             )

@@ -132,12 +132,6 @@ def test_numpy_engine_steps_as_if_the_coordinate_were_not_there(problem, mode):
     _assert_same_step(*_one_step("numpy", problem, mode))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="the compiled engine does not apply rules.held yet: it steps the locked "
-    "coordinate and clamps it back",
-)
 def test_compiled_engine_steps_as_if_the_coordinate_were_not_there(problem):
     _assert_same_step(*_one_step("compiled", problem, "gn"))
 
