@@ -140,7 +140,9 @@ def annotate(
     z[:, nr:] = result.dof_value
     quat = np.asarray(result.root_orientation, np.float64) if nr else None
     angular = np.concatenate([np.arange(6)[:nr] >= 3, np.asarray(model.angular, bool)])
-    sm = smooth_coordinates(z, quat, std**2, sigma, 1.0 / fps, wrap, unit, angular)
+    sm = smooth_coordinates(
+        z, quat, std**2, sigma, 1.0 / fps, wrap, unit, angular, fit=cfg.temporal_noise_fit
+    )
     out = _pose_result(prob, result, sm)
     fields = _fields(model, sm.std, observable, sm.velocity * fps, sm.acceleration * fps**2)
     return replace(out, **fields)

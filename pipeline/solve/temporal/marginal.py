@@ -7,7 +7,8 @@ marginal variance, the frame's ``temporal="none"`` uncertainty (the diagonal of
 coordinate is then smoothed on its own, a three-state (value, velocity, acceleration)
 Kalman filter forward and a Rauch-Tung-Striebel pass backward. A frame where a coordinate
 is held only by the prior (a gap) has a large variance there, so the motion model bridges
-it and the posterior variance grows through the gap.
+it and the posterior variance grows through the gap. Each coordinate's process-noise scale
+is estimated from its own fits around the configured one (:mod:`.noise_fit`).
 
 Treating the coordinates separately drops the correlations within a frame's evidence:
 exact for a frame whose normal matrix is diagonal, and otherwise using less information
@@ -39,6 +40,7 @@ from pipeline.solve.kernel_cache import stamp_package
 from pipeline.solve.rules import JIT
 from pipeline.solve.temporal.matrix3 import inv3, mul3, mul3t, mulv3
 from pipeline.solve.temporal.motion_model import _F3, _Q3
+from pipeline.solve.temporal.noise_fit import fit_noise
 from pipeline.solve.temporal.stretch import extrapolate_back, gap_frames, start_state
 
 # before the kernels below are decorated: their cache is stamped with this package's
@@ -236,6 +238,7 @@ def smooth_coordinates(
     wrap: np.ndarray,
     scale: np.ndarray,
     angular: np.ndarray | None = None,
+    fit: bool = False,
 ) -> Smoothed:
     """Smooth the per-frame fits ``z`` under the constant-acceleration prior.
 
@@ -258,6 +261,9 @@ def smooth_coordinates(
     angular : (n,) bool, optional
         Angles (root rotation, hinges): their SD keeps each frame's second-order bias
         ``NONLINEAR_BIAS min(s, 1)**2`` (``s`` the frame's own SD, rad). None: no angles.
+    fit : bool
+        Estimate each coordinate's process-noise scale from its fits within a few times
+        ``sigma`` (:func:`.noise_fit.fit_noise`), else use ``sigma`` as given.
 
     Returns
     -------
@@ -276,10 +282,13 @@ def smooth_coordinates(
     r = np.where(np.isfinite(variance), variance, np.inf)
     state = np.empty((t, n, 3))
     var = np.empty((t, n))
-    q_scale = np.asarray(sigma, np.float64) ** 2 * dt**5
     scale = np.asarray(scale, np.float64)
-    p0, gap, floor = (DIFFUSE * scale) ** 2, gap_frames(q_scale, scale), FLOOR * scale**2
+    floor = FLOOR * scale**2
     z, r = np.ascontiguousarray(z), np.ascontiguousarray(r)
+    if fit:
+        sigma = fit_noise(z, r, sigma, dt, floor, _F3, _Q3)
+    q_scale = np.asarray(sigma, np.float64) ** 2 * dt**5
+    p0, gap = (DIFFUSE * scale) ** 2, gap_frames(q_scale, scale)
     _rts(z, r, q_scale, p0, gap, floor, _F3, _F3_INV, _Q3, state, var)
     if angular is not None and np.any(angular):
         own = np.minimum(np.where(np.isfinite(r), r, 0.0)[:, angular], 1.0)  # s**2, rad^2
