@@ -30,6 +30,7 @@ from flows.cli.common import (
 from flows.cli.config import body_plan_app, config_app
 from flows.cli.export import export_app
 from flows.cli.fit_outcome import auto_plan, fit_summary
+from flows.cli.group import KinefitGroup
 from flows.cli.ik import ik
 from flows.cli.output import console, err_console, q, quiet_dask_logs, say
 from flows.cli.render import render
@@ -57,6 +58,7 @@ FORMAT_NAMES = (
 )
 
 app = typer.Typer(
+    cls=KinefitGroup,
     rich_markup_mode=None,
     name="kinefit",
     help="Fit kinematic body plans to keypoint tracking archives.",
@@ -224,10 +226,14 @@ def _fit_config(
     workers: int | None,
     scheduler: str | None,
     assignments: list[str] | None = None,
+    size: tuple[int, int] = (0, 1),
 ) -> Any:
-    """The run config of ``kinefit fit``: the file (or the models' defaults) + CLI options."""
+    """The run config of ``kinefit fit``: the file (or the models' defaults) + CLI options.
+
+    ``size`` (frames, individuals) picks the local width when nothing names a cluster.
+    """
     from flows.cli.cluster import check_workers_option
-    from pipeline.cluster.cluster_config import machine_width
+    from pipeline.cluster.cluster_config import session_width
     from pipeline.config import load_run_config, make_run_config
 
     cluster = cluster_override(workers, scheduler)
@@ -243,8 +249,8 @@ def _fit_config(
             param_hint="--body-plan",
         )
     # No file: the solver's own defaults (not the demo's mannequin tuning) and a local
-    # cluster as wide as the machine.
-    width = {"mode": "local", "n_workers": machine_width()}
+    # cluster as wide as the machine, or this process for a small session.
+    width = {"mode": "local", "n_workers": session_width(*size)}
     settings: dict[str, Any] = {"body_plan": body_plan, "cluster": cluster or width}
     return make_run_config(settings, assignments or ())
 
@@ -318,6 +324,7 @@ def fit(
         from flows.cli.cluster import interruptible
         from pipeline.cluster import dask_client
         from pipeline.fit import fit_session
+        from pipeline.fit.session import check_fit_request
         from pipeline.opensim_setup.fit_terms import setup_fit
         from pipeline.store import open_tracks
 
@@ -326,17 +333,33 @@ def fit(
         if body_plan == "auto" and calibration is None:
             body_plan, auto_map, auto_fitted = auto_plan(tracks, keypoint_map, auto_calibrate)
         plan_spec = body_plan if calibration is None else str(calibration)
-        run = _fit_config(config, plan_spec, workers, scheduler, set_)
+        # absolute before any task leaves this process; inputs checked before jobs start
+        tracks, out = tracks.resolve(), out.resolve()
+        ds = open_tracks(tracks)
+        size = (ds.sizes["time"], ds.sizes["individual"])
+        run = _fit_config(config, plan_spec, workers, scheduler, set_, size)
         if auto_fitted is not None:
             plan = auto_fitted
         elif calibration is None:
             plan = load_plan(run.body_plan)
         else:
             plan = calibrated_plan(calibration, body_plan)
-        # absolute before any task leaves this process; inputs checked before jobs start
-        tracks, out = tracks.resolve(), out.resolve()
-        session = open_tracks(tracks).attrs.get("session") or tracks.stem
+        session = ds.attrs.get("session") or tracks.stem
         solver, tasks = setup_fit(run.ik_setup.for_session(session), plan, run.solver_config)
+        check_fit_request(
+            ds,
+            plan,
+            source=str(tracks),
+            multiview=multiview,
+            image_scale=image_scale,
+            up_axis=up_axis or run.up_axis,
+            world_rotation=run.world_rotation,
+            keypoint_map=keypoint_map or run.keypoint_map,
+            chunk_frames=run.chunking.chunk_frames if chunk_frames is None else chunk_frames,
+            overlap_frames=run.chunking.overlap_frames
+            if overlap_frames is None
+            else overlap_frames,
+        )
         progress = Progress(
             TextColumn("[bold]fitting[/] chunks"),
             BarColumn(),

@@ -98,7 +98,7 @@ def test_ingest_kimodo_needs_and_gets_the_skeleton_options(tmp_path):
     constraints.write_text('[{"type": "fullbody", "frame_indices": [0]}]')
     base = ["ingest", str(constraints), "-o", str(tmp_path / "k.zarr"), "--format", "kimodo"]
     result = runner.invoke(app, base)
-    assert result.exit_code == 1 and "needs skeleton_file= and skeleton=" in result.output
+    assert result.exit_code == 1 and "needs --skeleton-file and --skeleton" in result.output
     skeletons = tmp_path / "skeletons.json"
     skeletons.write_text("{}")
     result = runner.invoke(app, [*base, "--skeleton-file", str(skeletons), "--skeleton", "s30"])
@@ -146,7 +146,7 @@ def test_demo_twice_then_reprocess_and_export(prefect_harness, dask_address, tmp
     assert first.exit_code == 0, first.output
     assert "fitted / skipped / failed  5 / 0 / 0" in first.output
     assert "worst sessions by median RMS" in first.output
-    for hint in ("xr.open_zarr(", "open_fit(", "make notebook FITS=", "report.html"):
+    for hint in ("xr.open_zarr(", "open_fit(", " notebook FITS=", "report.html"):
         assert hint in first.output
     assert (out / "kinefit.yaml").is_file() and (out / "report.html").is_file()
     second = runner.invoke(app, args)

@@ -28,7 +28,7 @@ def test_export_commands_write_beside_the_store(command, written, archive_copy):
     for name in written:
         assert (fits / name).is_file() and f"wrote {fits / name}" in " ".join(result.output.split())
     again = CliRunner().invoke(app, ["export", *command[:1], str(fits / "walk.zarr"), *command[1:]])
-    assert again.exit_code == 1 and "already exists; pass overwrite (--overwrite)" in again.output
+    assert again.exit_code == 1 and "already exists; pass --overwrite to replace it" in again.output
 
 
 @pytest.mark.parametrize(

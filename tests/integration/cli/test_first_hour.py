@@ -83,7 +83,19 @@ def test_the_demo_prints_commands_that_work_in_a_fresh_shell(demo_out):
             ["bash", "-c", command], cwd="/", env=env, capture_output=True, text=True, timeout=600
         )
         assert done.returncode == 0, f"{what}: {command}\n{done.stdout}{done.stderr}"
-    assert "make notebook FITS=" + str(work / "kinefit-demo" / "fits") in output
+    notebook = re.search(r"^\s+notebook:\s+(make -C \S+ notebook FITS=\S+)$", output, re.M)
+    assert notebook and notebook.group(1).endswith(str(work / "kinefit-demo" / "fits")), output
+    # dry run (-n) from another folder: the target resolves, and its JupyterLab command
+    # line is headless, root-proof and points at the fits (no server is started)
+    dry = notebook.group(1).replace("make ", "make -n ", 1)
+    done = subprocess.run(
+        ["bash", "-c", dry], cwd="/", env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, f"{dry}\n{done.stdout}{done.stderr}"
+    lab = next(line for line in done.stdout.splitlines() if "jupyter lab" in line)
+    assert "--no-browser" in lab and "--ip=127.0.0.1" in lab
+    assert ("--allow-root" in lab) == (os.geteuid() == 0), lab
+    assert f'KINEFIT_FITS_ROOT="{work / "kinefit-demo" / "fits"}"' in lab
 
 
 def test_flows_used_from_python_keep_prefect_state_in_kinefits_home(tmp_path):
