@@ -323,8 +323,7 @@ def fit(
 
         from flows.cli.cluster import interruptible
         from pipeline.cluster import dask_client
-        from pipeline.fit import fit_session
-        from pipeline.fit.session import check_fit_request
+        from pipeline.fit import check_fit_request, fit_session
         from pipeline.opensim_setup.fit_terms import setup_fit
         from pipeline.store import open_tracks
 
@@ -335,6 +334,7 @@ def fit(
         plan_spec = body_plan if calibration is None else str(calibration)
         # absolute before any task leaves this process; inputs checked before jobs start
         tracks, out = tracks.resolve(), out.resolve()
+        cluster_override(workers, scheduler)  # contradicting options first, before the files
         ds = open_tracks(tracks)
         size = (ds.sizes["time"], ds.sizes["individual"])
         run = _fit_config(config, plan_spec, workers, scheduler, set_, size)
@@ -346,6 +346,8 @@ def fit(
             plan = calibrated_plan(calibration, body_plan)
         session = ds.attrs.get("session") or tracks.stem
         solver, tasks = setup_fit(run.ik_setup.for_session(session), plan, run.solver_config)
+        overlap = run.chunking.overlap_frames if overlap_frames is None else overlap_frames
+        chunks = run.chunking.chunk_frames if chunk_frames is None else chunk_frames
         check_fit_request(
             ds,
             plan,
@@ -355,10 +357,8 @@ def fit(
             up_axis=up_axis or run.up_axis,
             world_rotation=run.world_rotation,
             keypoint_map=keypoint_map or run.keypoint_map,
-            chunk_frames=run.chunking.chunk_frames if chunk_frames is None else chunk_frames,
-            overlap_frames=run.chunking.overlap_frames
-            if overlap_frames is None
-            else overlap_frames,
+            chunk_frames=chunks,
+            overlap_frames=overlap,
         )
         progress = Progress(
             TextColumn("[bold]fitting[/] chunks"),
@@ -377,8 +377,6 @@ def fit(
             progress.update(bar, completed=done, total=total)
 
         t0 = time.perf_counter()
-        overlap = run.chunking.overlap_frames if overlap_frames is None else overlap_frames
-        chunks = run.chunking.chunk_frames if chunk_frames is None else chunk_frames
         with interruptible(), ExitStack() as stack:
             with console.status("starting the cluster") as spinner:
                 client = stack.enter_context(dask_client(run.cluster, spinner.update))

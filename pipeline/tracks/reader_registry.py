@@ -344,7 +344,7 @@ def read_tracks(
     )
     fps = check_fps_option(fps, str(path))
     if to_unit is not None:
-        to_unit = check_unit(to_unit, "to_unit", str(path), convertible=True)
+        to_unit = check_unit(to_unit, flag("to_unit").rstrip("="), str(path), convertible=True)
     if "fps" in inspect.signature(module.read).parameters:
         options["fps"] = fps
     try:

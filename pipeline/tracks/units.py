@@ -59,6 +59,21 @@ _ALIASES = {
 }
 
 
+#: The one spelled-out form :func:`describe_units` shows per unit.
+_SPELLED = {
+    "km": "kilometre",
+    "m": "metre",
+    "dm": "decimetre",
+    "cm": "centimetre",
+    "mm": "millimetre",
+    "um": "micrometre",
+    "in": "inch",
+    "ft": "foot",
+    "px": "pixels",
+    UNKNOWN: "not recorded",
+}
+
+
 def canonical_unit(unit: Any) -> str:
     """Return kinefit's spelling of a length unit.
 
@@ -85,13 +100,12 @@ def canonical_unit(unit: Any) -> str:
 
 
 def describe_units(convertible: bool = False) -> str:
-    """``"m (meter, metre, ...), mm (...), ..."``: the unit names a user may give, with aliases."""
+    """``"km (kilometre), m (metre), ..."``: the unit names a user may give, one alias each.
+
+    Every spelled-out form (metre or meter, singular or plural) is accepted too.
+    """
     names = METRES_PER_UNIT if convertible else LENGTH_UNITS
-    spelled = {unit: [a for a, u in _ALIASES.items() if u == unit and a] for unit in names}
-    return ", ".join(
-        f"{unit} ({', '.join(aliases[:3])})" if aliases else unit
-        for unit, aliases in spelled.items()
-    )
+    return ", ".join(f"{unit} ({_SPELLED[unit]})" for unit in names)
 
 
 def check_unit(unit: Any, option: str, source: str, *, convertible: bool = False) -> str:
@@ -124,6 +138,11 @@ def check_unit(unit: Any, option: str, source: str, *, convertible: bool = False
     name = canonical_unit(text) if text else None
     allowed = METRES_PER_UNIT if convertible else LENGTH_UNITS
     if name not in allowed:
+        if convertible:
+            raise TracksError(
+                f"{source}: {option}: cannot convert to unit {unit!r}; convertible units: "
+                f"{describe_units(convertible)}"
+            )
         raise TracksError(
             f"{source}: {option}: {unit!r} is not a length unit kinefit knows; valid units: "
             f"{describe_units(convertible)}"
