@@ -199,6 +199,6 @@ def test_reprocess_and_fit_commands(prefect_harness, plan, tmp_path):
     assert store.attrs["chunk_frames"] == 20 and store.attrs["overlap_frames"] == 4
     assert "up to date" in runner.invoke(app, fit).output
     zero = runner.invoke(app, [*fit[:-2], "--workers", "0", "--chunk-frames", "0"])
-    assert zero.exit_code == 1 and "chunk_frames" in zero.output  # 0 is not "the default"
+    assert zero.exit_code == 1 and "--chunk-frames must be >= 1" in zero.output  # not "default"
     missing = runner.invoke(app, ["fit", str(tracks), "-o", str(tmp_path / "g.zarr")])
     assert missing.exit_code != 0 and "--body-plan" in missing.output
