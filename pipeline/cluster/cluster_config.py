@@ -47,8 +47,10 @@ MODES: tuple[str, ...] = ("local", "address", "slurm", "pbs", "kubernetes")
 MAX_MACHINE_WORKERS = 8
 #: Sessions of at most this many frame-individuals are fitted in the calling process when
 #: no cluster is named: starting local worker processes (each imports the stack and loads
-#: the compiled solver) costs more than they save below it. Measured by
-#: ``benchmarks/inprocess_threshold.py`` (2-core machine, 2026-12-02).
+#: the compiled solver) costs more than they save below it. ``benchmarks/
+#: inprocess_threshold.py`` on a shared 2-core machine (2026-12-02, load 10-14): 2 workers
+#: took 1.9x the in-process wall time at 2,330 frames, 1.6x at 10,000 and at 40,000; the
+#: limit stays below that, as more cores or an idle machine favour the workers.
 IN_PROCESS_MAX_FRAMES = 20_000
 #: Default of :attr:`ClusterConfig.startup_timeout`, seconds.
 STARTUP_TIMEOUT_S: float = 300.0

@@ -179,10 +179,13 @@ def test_help_has_no_rst_markup_or_bool_metavars():
         assert "``" not in text and "<bool>" not in text, (command, text)
 
 
-def test_set_errors_are_blamed_on_set(tmp_path):
+def test_set_errors_are_blamed_on_set(tracks_csv, tmp_path):
+    tracks = tmp_path / "t.zarr"  # a real store: fit checks its tracks before its settings
+    ingest = runner.invoke(app, ["ingest", str(tracks_csv), "-o", str(tracks), "--fps", "30"])
+    assert ingest.exit_code == 0, ingest.output
     result = runner.invoke(
         app,
-        ["fit", str(tmp_path), "-b", "mannequin", "-o", str(tmp_path / "f.zarr"),
+        ["fit", str(tracks), "-b", "mannequin", "-o", str(tmp_path / "f.zarr"),
          "--set", "solver.n_iterations=0"],
     )  # fmt: skip
     assert result.exit_code == 1
