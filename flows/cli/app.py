@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -29,6 +29,7 @@ from flows.cli.common import (
 )
 from flows.cli.config import body_plan_app, config_app
 from flows.cli.export import export_app
+from flows.cli.fit_config import fit_config as _fit_config
 from flows.cli.fit_outcome import auto_plan, fit_summary
 from flows.cli.group import KinefitGroup
 from flows.cli.ik import ik
@@ -218,41 +219,6 @@ def ingest(
             f"{ds.sizes['keypoint']} keypoints, {ds.sizes['individual']} individual(s), "
             f"{ds.sizes['space']}-D, {observed:.1%} observed"
         )
-
-
-def _fit_config(
-    config: Path | None,
-    body_plan: str | None,
-    workers: int | None,
-    scheduler: str | None,
-    assignments: list[str] | None = None,
-    size: tuple[int, int] = (0, 1),
-) -> Any:
-    """The run config of ``kinefit fit``: the file (or the models' defaults) + CLI options.
-
-    ``size`` (frames, individuals) picks the local width when nothing names a cluster.
-    """
-    from flows.cli.cluster import check_workers_option
-    from pipeline.cluster.cluster_config import session_width
-    from pipeline.config import load_run_config, make_run_config
-
-    cluster = cluster_override(workers, scheduler)
-    if config is not None:
-        check_workers_option(
-            workers, load_run_config(config, assignments=assignments or ()).cluster
-        )
-        overrides = {"body_plan": body_plan, "cluster": cluster}
-        return load_run_config(config, overrides=overrides, assignments=assignments or ())
-    if body_plan is None:
-        raise typer.BadParameter(
-            "pass --body-plan (a JSON file or 'mannequin') or a --config naming body_plan",
-            param_hint="--body-plan",
-        )
-    # No file: the solver's own defaults (not the demo's mannequin tuning) and a local
-    # cluster as wide as the machine, or this process for a small session.
-    width = {"mode": "local", "n_workers": session_width(*size)}
-    settings: dict[str, Any] = {"body_plan": body_plan, "cluster": cluster or width}
-    return make_run_config(settings, assignments or ())
 
 
 @app.command()
