@@ -133,6 +133,7 @@ def bases(i: Inputs) -> dict[str, list[str]]:
         "body-plan edit": ["body-plan", "edit", "mannequin", "-o", f"{o}.json"],
         "body-plan combine": ["body-plan", "combine", "mannequin", "-o", f"{o}.json"],
         "body-plan map": ["body-plan", "map", str(i.tracks), "mannequin"],
+        "body-plan list": ["body-plan", "list"],
     }
 
 
@@ -208,7 +209,10 @@ def space(inputs):
 
 
 def test_the_fuzz_space_covers_every_command(space):
-    assert {path for path, _ in space} == set(commands())
+    takes_values = {
+        path for path, c in commands().items() if any(p.name not in SKIP for p in c.params)
+    }
+    assert {path for path, _ in space} == takes_values
     assert len(space) > 300
 
 
