@@ -32,10 +32,17 @@ check: $(STAMP)
 	$(BIN)/python -m pytest -q -x $(XDIST) -m "not slow" tests/unit
 
 # The inspection notebook in JupyterLab, on the demo's fits (or FITS=/path/to/fits).
+# Headless: no browser is opened; open the http://127.0.0.1:8888/lab?token=... address that
+# JupyterLab prints (over ssh: ssh -L 8888:127.0.0.1:8888 HOST). As root (containers)
+# JupyterLab refuses to start without --allow-root, so it is passed for root only.
 FITS ?= kinefit-demo/fits
+NOTEBOOK_PORT ?= 8888
+NOTEBOOK_FLAGS := --no-browser --ip=127.0.0.1 --port=$(NOTEBOOK_PORT) \
+	$(if $(filter 0,$(shell id -u)),--allow-root)
 notebook: $(STAMP)
 	$(BIN)/python -m pip install --quiet jupyterlab
-	KINEFIT_FITS_ROOT="$(abspath $(FITS))" $(BIN)/jupyter lab notebooks/inspect_fit.ipynb
+	@echo "JupyterLab on the fits in $(abspath $(FITS)): open the http://127.0.0.1:$(NOTEBOOK_PORT)/lab?token=... address printed below"
+	KINEFIT_FITS_ROOT="$(abspath $(FITS))" $(BIN)/jupyter lab $(NOTEBOOK_FLAGS) notebooks/inspect_fit.ipynb
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -33,6 +33,10 @@ DependencyError   ImportError     an installed library outside the versions kine
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 __all__ = [
     "BodyPlanError",
     "CalibrationError",
@@ -53,7 +57,50 @@ __all__ = [
     "SessionLockedError",
     "SessionsFailed",
     "TracksError",
+    "flag",
+    "reader_option",
+    "user_interface",
 ]
+
+#: The interface the user is in: "python" (arguments) or "cli" (flags); messages that tell
+#: the user what to pass name the setting as that interface spells it.
+_INTERFACE: contextvars.ContextVar[str] = contextvars.ContextVar("interface", default="python")
+
+
+@contextmanager
+def user_interface(name: str) -> Iterator[None]:
+    """Within the block, messages name settings as ``name`` spells them ("cli", "python")."""
+    token = _INTERFACE.set(name)
+    try:
+        yield
+    finally:
+        _INTERFACE.reset(token)
+
+
+def flag(name: str, example: str | None = None, *, python: str | None = None) -> str:
+    """A setting as the user's interface spells it: ``--to-unit m`` or ``to_unit='m'``.
+
+    Parameters
+    ----------
+    name : str
+        The Python argument's name (``"to_unit"``); the flag is ``--to-unit``.
+    example : str, optional
+        A value to show (``"m"``).
+    python : str, optional
+        The Python spelling when it is not ``name=example`` (``"overwrite=True"``).
+    """
+    if _INTERFACE.get() == "cli":
+        return f"--{name.replace('_', '-')}" + (f" {example}" if example else "")
+    if python is not None:
+        return python
+    return f"{name}={example!r}" if example else f"{name}="
+
+
+def reader_option(name: str, example: str) -> str:
+    """A reader option as the user's interface spells it: ``-O unit=mm`` or ``unit='mm'``."""
+    if _INTERFACE.get() == "cli":
+        return f"-O {name}={example}"
+    return f"{name}={example!r}"
 
 
 class KinefitError(Exception):

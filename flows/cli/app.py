@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -29,7 +29,9 @@ from flows.cli.common import (
 )
 from flows.cli.config import body_plan_app, config_app
 from flows.cli.export import export_app
+from flows.cli.fit_config import fit_config as _fit_config
 from flows.cli.fit_outcome import auto_plan, fit_summary
+from flows.cli.group import KinefitGroup
 from flows.cli.ik import ik
 from flows.cli.output import console, err_console, q, quiet_dask_logs, say
 from flows.cli.render import render
@@ -57,6 +59,7 @@ FORMAT_NAMES = (
 )
 
 app = typer.Typer(
+    cls=KinefitGroup,
     rich_markup_mode=None,
     name="kinefit",
     help="Fit kinematic body plans to keypoint tracking archives.",
@@ -218,37 +221,6 @@ def ingest(
         )
 
 
-def _fit_config(
-    config: Path | None,
-    body_plan: str | None,
-    workers: int | None,
-    scheduler: str | None,
-    assignments: list[str] | None = None,
-) -> Any:
-    """The run config of ``kinefit fit``: the file (or the models' defaults) + CLI options."""
-    from flows.cli.cluster import check_workers_option
-    from pipeline.cluster.cluster_config import machine_width
-    from pipeline.config import load_run_config, make_run_config
-
-    cluster = cluster_override(workers, scheduler)
-    if config is not None:
-        check_workers_option(
-            workers, load_run_config(config, assignments=assignments or ()).cluster
-        )
-        overrides = {"body_plan": body_plan, "cluster": cluster}
-        return load_run_config(config, overrides=overrides, assignments=assignments or ())
-    if body_plan is None:
-        raise typer.BadParameter(
-            "pass --body-plan (a JSON file or 'mannequin') or a --config naming body_plan",
-            param_hint="--body-plan",
-        )
-    # No file: the solver's own defaults (not the demo's mannequin tuning) and a local
-    # cluster as wide as the machine.
-    width = {"mode": "local", "n_workers": machine_width()}
-    settings: dict[str, Any] = {"body_plan": body_plan, "cluster": cluster or width}
-    return make_run_config(settings, assignments or ())
-
-
 @app.command()
 def fit(
     tracks: Annotated[Path, typer.Argument(help="Tracks zarr store (from kinefit ingest).")],
@@ -317,7 +289,7 @@ def fit(
 
         from flows.cli.cluster import interruptible
         from pipeline.cluster import dask_client
-        from pipeline.fit import fit_session
+        from pipeline.fit import check_fit_request, fit_session
         from pipeline.opensim_setup.fit_terms import setup_fit
         from pipeline.store import open_tracks
 
@@ -326,17 +298,34 @@ def fit(
         if body_plan == "auto" and calibration is None:
             body_plan, auto_map, auto_fitted = auto_plan(tracks, keypoint_map, auto_calibrate)
         plan_spec = body_plan if calibration is None else str(calibration)
-        run = _fit_config(config, plan_spec, workers, scheduler, set_)
+        # absolute before any task leaves this process; inputs checked before jobs start
+        tracks, out = tracks.resolve(), out.resolve()
+        cluster_override(workers, scheduler)  # contradicting options first, before the files
+        ds = open_tracks(tracks)
+        size = (ds.sizes["time"], ds.sizes["individual"])
+        run = _fit_config(config, plan_spec, workers, scheduler, set_, size)
         if auto_fitted is not None:
             plan = auto_fitted
         elif calibration is None:
             plan = load_plan(run.body_plan)
         else:
             plan = calibrated_plan(calibration, body_plan)
-        # absolute before any task leaves this process; inputs checked before jobs start
-        tracks, out = tracks.resolve(), out.resolve()
-        session = open_tracks(tracks).attrs.get("session") or tracks.stem
+        session = ds.attrs.get("session") or tracks.stem
         solver, tasks = setup_fit(run.ik_setup.for_session(session), plan, run.solver_config)
+        overlap = run.chunking.overlap_frames if overlap_frames is None else overlap_frames
+        chunks = run.chunking.chunk_frames if chunk_frames is None else chunk_frames
+        check_fit_request(
+            ds,
+            plan,
+            source=str(tracks),
+            multiview=multiview,
+            image_scale=image_scale,
+            up_axis=up_axis or run.up_axis,
+            world_rotation=run.world_rotation,
+            keypoint_map=keypoint_map or run.keypoint_map,
+            chunk_frames=chunks,
+            overlap_frames=overlap,
+        )
         progress = Progress(
             TextColumn("[bold]fitting[/] chunks"),
             BarColumn(),
@@ -354,8 +343,6 @@ def fit(
             progress.update(bar, completed=done, total=total)
 
         t0 = time.perf_counter()
-        overlap = run.chunking.overlap_frames if overlap_frames is None else overlap_frames
-        chunks = run.chunking.chunk_frames if chunk_frames is None else chunk_frames
         with interruptible(), ExitStack() as stack:
             with console.status("starting the cluster") as spinner:
                 client = stack.enter_context(dask_client(run.cluster, spinner.update))

@@ -20,7 +20,7 @@ import click
 import typer
 
 from flows.cli.output import WarningLines, err_console, error, quiet_opensim
-from pipeline.errors import KinefitError
+from pipeline.errors import KinefitError, user_interface
 
 Verbose = Annotated[
     bool,
@@ -73,7 +73,7 @@ def guard(verbose: bool) -> Iterator[None]:
     _was_interrupted(clear=True)
     quiet_opensim(verbose)
     show = WarningLines().show_all  # a signal of an earlier command in this process
-    with warnings.catch_warnings(record=True) as caught:
+    with user_interface("cli"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             yield

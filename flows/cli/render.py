@@ -37,8 +37,8 @@ def render(
         int, typer.Option(min=0, help="Video frame of the session's first frame.")
     ] = 0,
     step: Annotated[int, typer.Option(min=1, help="Animation: every STEP-th frame.")] = 1,
-    width: Annotated[int, typer.Option(min=16, help="Animation width (px).")] = 960,
-    height: Annotated[int, typer.Option(min=16, help="Animation height (px).")] = 720,
+    width: Annotated[int, typer.Option(min=16, max=7680, help="Animation width (px).")] = 960,
+    height: Annotated[int, typer.Option(min=16, max=4320, help="Animation height (px).")] = 720,
     verbose: Verbose = False,
 ) -> None:
     """Render a fit to MP4: over the source video (--video), or as a 3D animation."""

@@ -117,6 +117,7 @@ def reprocess(
     """
     with guard(verbose):
         from flows.cli.cluster import check_workers_option
+        from pipeline.archive.discover import check_archive_folder
         from pipeline.config import load_run_config
 
         if workers is not None:  # --workers never silently turns a SLURM config local
@@ -129,6 +130,7 @@ def reprocess(
             "calibration": {"recalibrate": True if recalibrate else None},
         }
         run = load_run_config(config, overrides, set_ or ())
+        check_archive_folder(run.archive)
         summary = _run(run, force, verbose)
         print_summary(summary)
         if summary.failed:
@@ -155,14 +157,10 @@ def demo(
         from pipeline.bodyplan import mannequin
         from pipeline.config import load_run_config
         from pipeline.config.config_files import dump_yaml
+        from pipeline.store.atomic import write_text_atomic
         from pipeline.synth.demo import write_demo_archive
 
         out = out.resolve()
-        with console.status(f"writing the demo archive into {out / 'archive'}"):
-            files = write_demo_archive(
-                out / "archive", mannequin(), np.random.default_rng(2026), n_frames=frames
-            )
-        say(f"demo archive: {len(files)} sessions in {q(out / 'archive')}")
         overrides = {
             # the demo's sessions are rendered from the mannequin (+Y up); its CSV session
             # cannot record that, so the archive says it for every session
@@ -170,13 +168,36 @@ def demo(
             "outputs": {"root": str(out)},
             "cluster": cluster_override(workers, None),
         }
-        run = load_run_config(config, overrides, layered=True)
-        (out / "kinefit.yaml").write_text(dump_yaml(run.model_dump(mode="json")))
+        run = load_run_config(config, overrides, layered=True)  # checked before writing
+        with console.status(f"writing the demo archive into {out / 'archive'}"):
+            files = write_demo_archive(
+                out / "archive", mannequin(), np.random.default_rng(2026), n_frames=frames
+            )
+        say(f"demo archive: {len(files)} sessions in {q(out / 'archive')}")
+        write_text_atomic(out / "kinefit.yaml", dump_yaml(run.model_dump(mode="json")))
         summary = _run(run, force, verbose)
         print_summary(summary)
         _where(run, summary, out)
         if summary.failed:
             raise typer.Exit(1)
+
+
+def _notebook_command(fits: Path) -> str:
+    """How to open the inspection notebook on ``fits`` from any folder.
+
+    ``make -C <checkout> notebook`` when kinefit runs from a checkout (its Makefile
+    installs JupyterLab and passes the headless and root flags); else JupyterLab itself
+    on the notebook, when the notebook is there.
+    """
+    checkout = Path(__file__).resolve().parents[2]
+    fits_arg = shlex.quote(str(fits))
+    if (checkout / "Makefile").is_file():
+        return f"make -C {shlex.quote(str(checkout))} notebook FITS={fits_arg}"
+    notebook = checkout / "notebooks" / "inspect_fit.ipynb"
+    return (
+        f"KINEFIT_FITS_ROOT={fits_arg} jupyter lab --no-browser "
+        f"{shlex.quote(str(notebook))}  (pip install jupyterlab; --allow-root as root)"
+    )
 
 
 def _where(run: Any, summary: Any, out: Path) -> None:
@@ -191,7 +212,7 @@ def _where(run: Any, summary: Any, out: Path) -> None:
     say(escape(f"  in Python:    from pipeline.store import open_fit; open_fit({str(first)!r})"))
     if summary.report:
         say(escape(f"  HTML report:  {summary.report}"))
-    say(escape(f"  notebook:     make notebook FITS={shlex.quote(str(fits))}"))
+    say(escape(f"  notebook:     {_notebook_command(fits)}"))
     say(escape(f"  run again:    {kinefit} reprocess -c {config}  (skips current sessions)"))
     say(escape(f"  on schedule:  {kinefit} serve -c {config}  (Prefect UI on :4200)"))
 
@@ -201,7 +222,9 @@ def serve(
     cron: Annotated[str | None, typer.Option(help="Cron schedule (schedule.cron).")] = None,
     timezone: Annotated[str | None, typer.Option(help="Time zone of the cron.")] = None,
     name: Annotated[str | None, typer.Option(help="Deployment name.")] = None,
-    port: Annotated[int, typer.Option(help="Port of a local Prefect server (UI).")] = 4200,
+    port: Annotated[
+        int, typer.Option(min=1, max=65535, help="Port of a local Prefect server (UI).")
+    ] = 4200,
     set_: SetOption = None,
     verbose: Verbose = False,
 ) -> None:

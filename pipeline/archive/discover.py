@@ -51,10 +51,12 @@ from typing import Any
 from pipeline.config import ArchiveConfig
 from pipeline.config.config_files import load_yaml
 from pipeline.errors import DiscoveryError
+from pipeline.tracks.session_names import check_session_name
 
 __all__ = [
     "DiscoveryError",
     "SessionSource",
+    "check_archive_folder",
     "check_session_name",
     "discover_sessions",
     "read_manifest",
@@ -62,7 +64,6 @@ __all__ = [
     "tracks_sessions",
 ]
 
-_SEGMENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 _MANIFEST_KEYS = (
     "name",
     "file",
@@ -74,8 +75,6 @@ _MANIFEST_KEYS = (
     "frame_offset",
     "individuals",
 )
-#: Longest part of a session name (bytes): ``.<part>.zarr.partial`` stays under NAME_MAX.
-MAX_SEGMENT_BYTES = 200
 
 
 @dataclass(frozen=True)
@@ -139,26 +138,6 @@ def _identities(value: Any, where: str) -> dict[str, str]:
     return dict(value)
 
 
-def check_session_name(name: Any, source: str = "session") -> str:
-    """Return ``name`` if it is a safe session name, else raise :class:`DiscoveryError`."""
-    if not isinstance(name, str) or not name:
-        raise DiscoveryError(f"{source}: a session name must be a non-empty string")
-    parts = name.split("/")
-    if name.startswith("/") or "\\" in name or not all(_SEGMENT.fullmatch(p) for p in parts):
-        raise DiscoveryError(
-            f"{source}: unsafe session name {name!r}; use letters, digits, '.', '_', '-' in "
-            "'/'-separated parts that do not start with '.' (no '..', not absolute)"
-        )
-    too_long = [p for p in parts if len(p.encode()) > MAX_SEGMENT_BYTES]
-    if too_long:
-        raise DiscoveryError(
-            f"{source}: session name part {too_long[0][:40]!r}... is too long "
-            f"({len(too_long[0].encode())} bytes; at most {MAX_SEGMENT_BYTES}, so that its "
-            "stores and their temporary twins fit the file system's name limit)"
-        )
-    return name
-
-
 def _sanitize(name: str) -> str:
     parts = [re.sub(r"[^A-Za-z0-9._-]+", "_", p).lstrip(".") or "_" for p in name.split("/")]
     return "/".join(parts)
@@ -195,6 +174,24 @@ def _stem(relative: str) -> str:
     path = PurePosixPath(relative)
     name = path.name.split(".")[0] or path.name
     return str(path.with_name(name))
+
+
+def check_archive_folder(archive: ArchiveConfig) -> None:
+    """Refuse a local archive path that is not a folder, before a run starts.
+
+    Remote URLs are not looked at (that would mean connecting); discovery checks them.
+
+    Raises
+    ------
+    DiscoveryError
+        The local path does not exist or is a file.
+    """
+    if "://" in archive.path:
+        return
+    path = Path(archive.path)
+    if not path.is_dir():
+        what = "is a file, not a folder" if path.exists() else "no such archive folder"
+        raise DiscoveryError(f"{archive.path}: {what} (the archive's path, --archive)")
 
 
 def _from_patterns(archive: ArchiveConfig) -> list[SessionSource]:

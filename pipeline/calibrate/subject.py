@@ -31,7 +31,7 @@ from pipeline.calibrate.multiview_targets import (
 from pipeline.calibrate.params import CalibrationSpec, Parameters, resolve
 from pipeline.calibrate.solve import METHODS, ShapeSolution, solve_shape
 from pipeline.cameras import Camera
-from pipeline.errors import CalibrationError
+from pipeline.errors import CalibrationError, flag
 from pipeline.provenance.fingerprint import kinefit_version
 from pipeline.provenance.hashing import json_sha256
 from pipeline.solve import SolverConfig
@@ -160,7 +160,8 @@ def session_targets(
     if individual is None:
         if len(names) > 1:
             raise CalibrationError(
-                f"{name}: several individuals ({', '.join(names)}); choose one (--individual)"
+                f"{name}: several individuals ({', '.join(names)}); "
+                f"choose one ({flag('individual')})"
             )
         individual = names[0]
     if individual not in names:

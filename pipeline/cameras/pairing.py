@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 
 from pipeline.cameras.camera import Camera
-from pipeline.errors import CameraError
+from pipeline.errors import CameraError, flag
 
 __all__ = ["normalise_camera_name", "pair_views"]
 
@@ -109,7 +109,7 @@ def pair_views(
         else "views that normalise to the same name"
     )
     hint = (
-        "name each view as its camera (--views CAMERA=PATH)"
+        f"name each view as its camera ({flag('views', 'CAMERA=PATH')})"
         if named
         else f"{len(views)} views for {len(cameras)} cameras, so sorted order cannot pair them"
     )

@@ -9,6 +9,7 @@ appended to the user's, never replace them.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -36,9 +37,21 @@ MALLOC_ENV: dict[str, str] = {
 }
 #: Set before a worker process starts (dask's ``distributed.nanny.pre-spawn-environ``).
 PRE_SPAWN_ENV: dict[str, str] = {**BLAS_ENV, **MALLOC_ENV}
+#: A scheduler address: an optional protocol, a host, a port in 1-65535.
+_ADDRESS = re.compile(
+    r"inproc://\S+|([a-z][a-z0-9+.-]*://)?[^\s:/]+:"
+    r"(6553[0-5]|655[0-2]\d|65[0-4]\d\d|6[0-4]\d{3}|[1-5]\d{4}|[1-9]\d{0,3})/?"
+)
 MODES: tuple[str, ...] = ("local", "address", "slurm", "pbs", "kubernetes")
 #: The most local worker processes a run without a config starts (:func:`machine_width`).
 MAX_MACHINE_WORKERS = 8
+#: Sessions of at most this many frame-individuals are fitted in the calling process when
+#: no cluster is named: starting local worker processes (each imports the stack and loads
+#: the compiled solver) costs more than they save below it. ``benchmarks/
+#: inprocess_threshold.py`` on a shared 2-core machine (2026-12-02, load 10-14): 2 workers
+#: took 1.9x the in-process wall time at 2,330 frames, 1.6x at 10,000 and at 40,000; the
+#: limit stays below that, as more cores or an idle machine favour the workers.
+IN_PROCESS_MAX_FRAMES = 20_000
 #: Default of :attr:`ClusterConfig.startup_timeout`, seconds.
 STARTUP_TIMEOUT_S: float = 300.0
 
@@ -139,6 +152,16 @@ class ClusterConfig(BaseModel):
             raise ValueError("mode 'address' needs address (e.g. tcp://127.0.0.1:8786)")
         if self.mode != "address" and self.address:
             raise ValueError(f"address is only used by mode 'address', not {self.mode!r}")
+        if self.mode == "local" and self.n_workers > local_worker_limit():
+            raise ValueError(
+                f"n_workers: {self.n_workers} local worker processes on a machine of "
+                f"{os.cpu_count() or 1} cores; at most {local_worker_limit()} (0: this process)"
+            )
+        if self.address and not _ADDRESS.fullmatch(self.address):
+            raise ValueError(
+                f"address {self.address!r} is not a scheduler address such as "
+                "tcp://127.0.0.1:8786 (protocol://host:port, port 1-65535)"
+            )
         if self.cores and self.processes and self.processes > self.cores:
             raise ValueError(
                 f"processes ({self.processes}) per job exceeds its cores ({self.cores})"
@@ -166,6 +189,34 @@ class ClusterConfig(BaseModel):
     def batch(self) -> bool:
         """True for the batch-job modes (``slurm``, ``pbs``)."""
         return self.mode in ("slurm", "pbs")
+
+
+def local_worker_limit(cpus: int | None = None) -> int:
+    """The most local worker processes a config may ask for: 4 per core, at least 16."""
+    cpus = os.cpu_count() if cpus is None else cpus
+    return max(16, 4 * (cpus or 1))
+
+
+def session_width(n_frames: int, n_individuals: int = 1, cpus: int | None = None) -> int:
+    """Local worker processes for a session when no cluster is named.
+
+    0 (fit in this process) for a small session (:data:`IN_PROCESS_MAX_FRAMES`), else
+    :func:`machine_width`.
+
+    Parameters
+    ----------
+    n_frames, n_individuals : int
+        The session's size; the solver's work grows with their product.
+    cpus : int, optional
+        As for :func:`machine_width`.
+
+    Returns
+    -------
+    int
+    """
+    if n_frames * max(n_individuals, 1) <= IN_PROCESS_MAX_FRAMES:
+        return 0
+    return machine_width(cpus)
 
 
 def machine_width(cpus: int | None = None, cap: int = MAX_MACHINE_WORKERS) -> int:

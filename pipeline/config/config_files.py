@@ -63,8 +63,14 @@ def dump_yaml(data: Any) -> str:
 
 
 def load_yaml(path: str | Path) -> Any:
-    """Read a YAML file safely."""
-    return safe_load(Path(path).read_text(encoding="utf-8"))
+    """Read a YAML file safely; a binary file is a :class:`ConfigError` naming it."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not a YAML text file (not UTF-8 at byte {exc.start}: a binary file?)"
+        ) from None
+    return safe_load(text)
 
 
 def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan, load_body_plan
-from pipeline.errors import ExportError
+from pipeline.errors import ExportError, flag
 from pipeline.provenance.fingerprint import kinefit_version
 from pipeline.provenance.hashing import canonical_json, json_sha256
 from pipeline.store.atomic import atomic_files, check_writable, write_text_atomic
@@ -248,7 +248,8 @@ def write_outputs(
     existing = [str(o.path) for o in outputs if o.path.exists()]
     if existing and not overwrite:
         raise FileExistsError(
-            f"{', '.join(existing)}: already exists; pass overwrite (--overwrite) to replace it"
+            f"{', '.join(existing)}: already exists; pass "
+            f"{flag('overwrite', python='overwrite=True')} to replace it"
         )
     for folder in dict.fromkeys(o.path.parent for o in outputs):
         check_writable(folder, "the export")

@@ -262,6 +262,12 @@ def export(
     spec = get_exporter(name, automatic=False)
     REGISTRY.check_options(spec.format, options)
     target = Path(out) if out is not None else default_output(fit, name)
+    suffixes = spec.format.suffixes
+    if target.is_dir() or target.suffix.lower() not in suffixes:
+        what = "is a folder" if target.is_dir() else f"does not end in {' or '.join(suffixes)}"
+        raise ExportError(
+            f"{target}: {what}; a {name} export is a file ending in {' or '.join(suffixes)}"
+        )
     options = {**spec.format.defaults(), **options}
     takes_source = "source" in options
     options.pop("source", None)

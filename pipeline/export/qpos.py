@@ -55,7 +55,7 @@ def _engine(plan: BodyPlan) -> str:
             "qpos export: the fitted plan has no engine mapping"
             + ("" if engine is None else f" to MuJoCo or URDF (it came from {engine})")
             + "; only plans imported from MJCF or URDF models have a qpos "
-            "(load the model file as the body plan, e.g. kinefit fit --plan robot.xml)"
+            "(load the model file as the body plan, e.g. kinefit fit --body-plan robot.xml)"
         )
     return str(engine)
 

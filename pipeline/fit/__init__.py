@@ -3,6 +3,14 @@
 from pipeline.errors import FitError, SessionLockedError
 from pipeline.fit.chunk import ChunkTask, fit_chunk
 from pipeline.fit.run import FitReport
-from pipeline.fit.session import fit_session
+from pipeline.fit.session import check_fit_request, fit_session
 
-__all__ = ["ChunkTask", "FitError", "FitReport", "SessionLockedError", "fit_chunk", "fit_session"]
+__all__ = [
+    "ChunkTask",
+    "FitError",
+    "FitReport",
+    "SessionLockedError",
+    "check_fit_request",
+    "fit_chunk",
+    "fit_session",
+]

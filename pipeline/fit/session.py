@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.bodyplan import BodyPlan, body_plan_sha256, load_body_plan
-from pipeline.errors import ConfigError, FitError
+from pipeline.errors import ConfigError, FitError, flag
 from pipeline.fit.chunk import ChunkTask, fit_chunk
 from pipeline.fit.observed import observed, warn_if_empty
 from pipeline.fit.run import FitReport, SessionJob, current_fit, fit_stores
@@ -54,7 +54,7 @@ from pipeline.store.tracks import open_tracks
 from pipeline.tracks.mapping import map_keypoints
 from pipeline.tracks.scale import check_scale, reference_points
 
-__all__ = ["fit_session"]
+__all__ = ["check_fit_request", "fit_session"]
 
 
 #: Bytes a file name may have (NAME_MAX of common filesystems), and the most that kinefit
@@ -78,6 +78,58 @@ def _check_out(out: Path, tracks_path: str) -> None:
             f"{out}: exists and is not a kinefit fit store; refusing to replace it "
             "(choose another --out or remove it)"
         )
+
+
+def check_fit_request(
+    ds: Any,
+    plan: BodyPlan,
+    *,
+    source: str,
+    multiview: str = "direct",
+    image_scale: float = 1.0,
+    up_axis: str | None = None,
+    world_rotation: Any = None,
+    keypoint_map: Any = None,
+    chunk_frames: int | None = None,
+    overlap_frames: int = DEFAULT_OVERLAP_FRAMES,
+) -> tuple[Any, WorldFrame, Any, int]:
+    """Check a fit's settings against its tracks, before any work (or cluster) starts.
+
+    The arguments are those of :func:`fit_session` (``ds`` the opened tracks store).
+
+    Returns
+    -------
+    tuple
+        The camera views (or None), the world frame, the keypoint mapping and the
+        chunk length in frames.
+
+    Raises
+    ------
+    ConfigError, TracksError, CameraError
+        A setting the tracks cannot take, named with its valid values.
+    """
+    views = view_setup(ds, plan, multiview=multiview, image_scale=image_scale, source=source)
+    frame = WorldFrame(None, None)
+    if views is None or views.kind == "cameras":  # the image plane is not a world
+        frame = resolve_world_frame(
+            ds.attrs.get("up_axis"),
+            plan_up_axis(plan),
+            up_axis=up_axis,
+            rotation=world_rotation,
+            source=source,
+        )
+    if views is not None and not frame.identity:
+        views = dataclasses.replace(
+            views, cameras=tuple(rotate_cameras(views.cameras, frame.matrix))
+        )
+    mapping = map_keypoints(ds["keypoint"].values, plan.joint_names, keypoint_map, source=source)
+    chunk_frames = int(ds["position"].chunks[0][0] if chunk_frames is None else chunk_frames)
+    if chunk_frames < 1 or overlap_frames < 0:
+        raise ConfigError(
+            f"{flag('chunk_frames').rstrip('=')} must be >= 1 and "
+            f"{flag('overlap_frames').rstrip('=')} >= 0, got {chunk_frames} and {overlap_frames}"
+        )
+    return views, frame, mapping, chunk_frames
 
 
 def fit_session(
@@ -171,32 +223,21 @@ def fit_session(
     ds = open_tracks(tracks_path)
     _check_out(out, tracks_path)
     plan = plan if isinstance(plan, BodyPlan) else load_body_plan(plan)
-    views = view_setup(ds, plan, multiview=multiview, image_scale=image_scale, source=tracks_path)
-    frame = WorldFrame(None, None)
-    if views is None or views.kind == "cameras":  # the image plane is not a world
-        frame = resolve_world_frame(
-            ds.attrs.get("up_axis"),
-            plan_up_axis(plan),
-            up_axis=up_axis,
-            rotation=world_rotation,
-            source=tracks_path,
-        )
-    if views is not None and not frame.identity:
-        views = dataclasses.replace(
-            views, cameras=tuple(rotate_cameras(views.cameras, frame.matrix))
-        )
-    mapping = map_keypoints(
-        ds["keypoint"].values, plan.joint_names, keypoint_map, source=tracks_path
+    views, frame, mapping, chunk_frames = check_fit_request(
+        ds,
+        plan,
+        source=tracks_path,
+        multiview=multiview,
+        image_scale=image_scale,
+        up_axis=up_axis,
+        world_rotation=world_rotation,
+        keypoint_map=keypoint_map,
+        chunk_frames=chunk_frames,
+        overlap_frames=overlap_frames,
     )
     mapped_keypoints = [k for k in mapping.joint_keypoint if k >= 0]
     seen = observed(ds, mapped_keypoints, config.min_confidence)
     warn_if_empty(seen, tracks_path, config.min_confidence)
-    chunk_frames = int(ds["position"].chunks[0][0] if chunk_frames is None else chunk_frames)
-    if chunk_frames < 1 or overlap_frames < 0:
-        raise ConfigError(
-            f"chunk_frames must be >= 1 and overlap_frames >= 0, got "
-            f"{chunk_frames} and {overlap_frames}"
-        )
     if config.temporal == "smooth":  # the smoother reads this far on both sides of a chunk
         fps = check_fps(ds.attrs.get("fps"))
         overlap_frames = max(overlap_frames, temporal_overlap(config.temporal_noise, fps))

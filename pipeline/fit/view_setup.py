@@ -41,7 +41,7 @@ from pipeline.bodyplan import BodyPlan
 from pipeline.calibrate.image_scale import session_image_scale
 from pipeline.cameras import Camera, pack, project, triangulate
 from pipeline.cluster import run_tasks
-from pipeline.errors import ConfigError, TracksError
+from pipeline.errors import ConfigError, TracksError, flag
 from pipeline.kinematics.fk_jacobian import jacobian
 from pipeline.provenance.fingerprint import BlockDigest, block_ranges, combine_digests
 from pipeline.provenance.hashing import json_sha256, new_digest
@@ -282,7 +282,7 @@ def view_setup(
             raise TracksError(
                 f"{source}: the cameras' extrinsics are in {unit!r} but the body plan is in "
                 f"{plan.unit!r}; ingest again with the calibration in {plan.unit!r} "
-                "(--unit) or use a plan in the cameras' unit"
+                f"({flag('unit')}) or use a plan in the cameras' unit"
             )
         if multiview == "triangulate" and len(cameras) < 2:
             raise ConfigError(f"{source}: multiview 'triangulate' needs two or more cameras")

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.errors import flag
+
 __all__ = ["ErrorFactory", "Format", "FormatRegistry", "Wording", "call_options", "path_suffixes"]
 
 #: ``error(where, reason)``: the kind's exception; ``where`` is the file (or None).
@@ -95,7 +97,7 @@ class Wording:
         "the {name} {kind} format has no option(s) {unknown}; valid options: {valid}"
     )
     undetected: str = (
-        "cannot tell the {kind} format ({hint}); pass format=, valid formats: {formats}"
+        "cannot tell the {kind} format ({hint}); pass {format_flag}, valid formats: {formats}"
     )
     claimed: str = "formats for its suffix ({claimants}) do not recognize it"
     unclaimed: str = "unknown suffix {suffix!r}"
@@ -185,6 +187,7 @@ class FormatRegistry:
             "names": ", ".join(formats),
             "formats": self.describe(),
             "suffixes": ", ".join(suffixes),
+            "format_flag": flag("format"),
             **fields,
         }
 

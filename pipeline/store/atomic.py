@@ -133,8 +133,16 @@ def atomic_files(*paths: str | Path) -> Iterator[tuple[Path, ...]]:
     ------
     tuple of Path
         The temporary paths, in the order of ``paths``.
+
+    Raises
+    ------
+    OutputError
+        A destination is a folder.
     """
     finals = [Path(p) for p in paths]
+    folders = [p for p in finals if p.is_dir()]
+    if folders:  # checked before anything is written: os.replace would fail at the end
+        raise OutputError(f"{folders[0]}: is a folder; give the path of the file to write")
     for folder in dict.fromkeys(p.parent for p in finals):
         folder.mkdir(parents=True, exist_ok=True)
     temps = tuple(temp_path(p) for p in finals)

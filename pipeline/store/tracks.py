@@ -10,7 +10,7 @@ import numpy as np
 import xarray as xr
 import zarr
 
-from pipeline.errors import ConfigError
+from pipeline.errors import ConfigError, flag
 from pipeline.store.atomic import building
 from pipeline.tracks.multiview import is_multiview, validate_multiview
 from pipeline.tracks.schema import PLURAL_DIMS, TracksError, validate_tracks
@@ -63,7 +63,8 @@ def write_tracks(
         raise ConfigError(f"chunk_frames must be >= 1, got {chunk_frames}")
     if path.exists() and not overwrite:
         raise FileExistsError(
-            f"{path}: already exists; pass overwrite=True (--overwrite) to replace it"
+            f"{path}: already exists; pass {flag('overwrite', python='overwrite=True')} "
+            "to replace it"
         )
     ds = _validate(ds, str(path))
     ds = ds.copy()

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from pipeline.errors import flag
 from pipeline.tracks.schema import TracksError
 
 
@@ -195,7 +196,7 @@ def map_keypoints(
     if all(k < 0 for k in joint_keypoint):
         raise TracksError(
             f"{source}: no track keypoint maps to a body-plan joint; pass a keypoint map "
-            f"(--keypoint-map). Track keypoints: {keypoints}. Joints: {joints}"
+            f"({flag('keypoint_map')}). Track keypoints: {keypoints}. Joints: {joints}"
         )
     if warn and mapping.unmapped_keypoints:
         warnings.warn(

@@ -36,10 +36,13 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from pipeline.errors import flag
 from pipeline.formats.contract import Format, FormatRegistry, Wording
 from pipeline.tracks.mapping import rename_keypoints
+from pipeline.tracks.readers.reader_helpers import damage
 from pipeline.tracks.schema import UP_AXES, TracksError, validate_tracks
-from pipeline.tracks.units import UNKNOWN, canonical_unit, convert_length
+from pipeline.tracks.session_names import check_session_name
+from pipeline.tracks.units import UNKNOWN, canonical_unit, check_unit, convert_length
 
 #: Reader modules, in sniffing priority order.
 READER_MODULES: tuple[str, ...] = (
@@ -76,8 +79,7 @@ REGISTRY = FormatRegistry(
         unknown_format="unknown tracks format {name!r}; valid formats: {formats}",
         unknown_option="the {name} reader has no option(s) {unknown}; valid options: {valid}",
         undetected=(
-            "cannot tell the tracks format ({hint}); pass format= (--format), "
-            "valid formats: {formats}"
+            "cannot tell the tracks format ({hint}); pass {format_flag}, valid formats: {formats}"
         ),
         claimed="readers for its suffix ({claimants}) do not recognize it",
     ),
@@ -173,7 +175,7 @@ def with_fps(
     rate = float(own) if own is not None else fps
     if rate is None:
         raise TracksError(
-            f"{source}: the frame rate is unknown (attrs.fps missing); pass fps= (--fps)"
+            f"{source}: the frame rate is unknown (attrs.fps missing); pass {flag('fps')}"
         )
     if ds.attrs.get("time_unit") == "frames":
         time = np.asarray(ds["time"].values, dtype=np.float64) / rate
@@ -182,6 +184,52 @@ def with_fps(
         return ds
     ds.attrs.update(fps=rate, time_unit="seconds")
     return ds
+
+
+def check_fps_option(fps: Any, source: str) -> float | None:
+    """``fps`` as a float, or refused if it is not a positive finite number."""
+    if fps is None:
+        return None
+    try:
+        rate = float(fps)
+    except (TypeError, ValueError):
+        rate = float("nan")
+    if not np.isfinite(rate) or rate <= 0:
+        raise TracksError(f"{source}: fps must be a positive number, got {fps!r}")
+    return rate
+
+
+def check_shared_options(source: str, shared: Mapping[str, Any]) -> dict[str, Any]:
+    """Check the options every reader shares before the file is read.
+
+    ``unit`` must be a unit name kinefit knows (or an alias), ``up_axis`` one of
+    ``x, y, z, -x, -y, -z``, ``session`` a safe session name; the keypoint map is checked
+    against the file's keypoints after reading.
+
+    Returns
+    -------
+    dict
+        The options, ``unit`` in kinefit's spelling.
+
+    Raises
+    ------
+    TracksError
+        The first invalid option, named with its valid values.
+    """
+    out = dict(shared)
+    if out.get("unit") is not None:
+        out["unit"] = check_unit(out["unit"], "option 'unit'", source)
+    up_axis = out.get("up_axis")
+    if up_axis is not None and up_axis not in UP_AXES:
+        raise TracksError(
+            f"{source}: option 'up_axis': {up_axis!r} is not one of {', '.join(UP_AXES)}"
+        )
+    if out.get("session") is not None:
+        try:
+            check_session_name(out["session"], f"{source}: option 'session'")
+        except ValueError as exc:
+            raise TracksError(str(exc)) from None
+    return out
 
 
 def apply_shared_options(
@@ -212,7 +260,7 @@ def apply_shared_options(
         if own not in (UNKNOWN, given):
             warnings.warn(
                 f"{source}: the file records unit {own!r}; recording unit={given!r} as given "
-                "(lengths are not converted: use to_unit= / --to-unit to convert)",
+                f"(lengths are not converted: use {flag('to_unit')} to convert)",
                 UserWarning,
                 stacklevel=3,
             )
@@ -230,6 +278,13 @@ def apply_shared_options(
     if keypoint_map:
         ds = rename_keypoints(ds, keypoint_map, source=source)
     return ds
+
+
+def _raise_if_damaged(path: Path, exc: Exception) -> None:
+    """Report a file no reader could read as damaged when it is (not as an unknown format)."""
+    reason = damage(path)
+    if reason is not None:
+        raise TracksError(f"{path}: {reason}") from exc
 
 
 def read_tracks(
@@ -278,12 +333,25 @@ def read_tracks(
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such tracks file")
-    module = pick_reader(path, format)
+    try:
+        module = pick_reader(path, format)
+    except TracksError as exc:
+        _raise_if_damaged(path, exc)
+        raise
     check_options(path, module, options)
-    shared = {k: options.pop(k) for k in SHARED_OPTIONS if k in options}
+    shared = check_shared_options(
+        str(path), {k: options.pop(k) for k in SHARED_OPTIONS if k in options}
+    )
+    fps = check_fps_option(fps, str(path))
+    if to_unit is not None:
+        to_unit = check_unit(to_unit, flag("to_unit").rstrip("="), str(path), convertible=True)
     if "fps" in inspect.signature(module.read).parameters:
         options["fps"] = fps
-    ds = module.read(path, **options)
+    try:
+        ds = module.read(path, **options)
+    except TracksError as exc:
+        _raise_if_damaged(path, exc)
+        raise
     ds = validate_tracks(ds, source=str(path))
     ds = apply_shared_options(ds, str(path), **shared)
     ds = with_fps(ds, fps, str(path), force_fps=force_fps)

@@ -13,13 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.errors import TracksError
+from pipeline.errors import TracksError, reader_option
 
 __all__ = [
     "LENGTH_UNITS",
     "METRES_PER_UNIT",
     "UNKNOWN",
     "canonical_unit",
+    "check_unit",
     "convert_length",
     "unit_factor",
 ]
@@ -58,6 +59,21 @@ _ALIASES = {
 }
 
 
+#: The one spelled-out form :func:`describe_units` shows per unit.
+_SPELLED = {
+    "km": "kilometre",
+    "m": "metre",
+    "dm": "decimetre",
+    "cm": "centimetre",
+    "mm": "millimetre",
+    "um": "micrometre",
+    "in": "inch",
+    "ft": "foot",
+    "px": "pixels",
+    UNKNOWN: "not recorded",
+}
+
+
 def canonical_unit(unit: Any) -> str:
     """Return kinefit's spelling of a length unit.
 
@@ -83,6 +99,57 @@ def canonical_unit(unit: Any) -> str:
     return _ALIASES.get(key, text)
 
 
+def describe_units(convertible: bool = False) -> str:
+    """``"km (kilometre), m (metre), ..."``: the unit names a user may give, one alias each.
+
+    Every spelled-out form (metre or meter, singular or plural) is accepted too.
+    """
+    names = METRES_PER_UNIT if convertible else LENGTH_UNITS
+    return ", ".join(f"{unit} ({_SPELLED[unit]})" for unit in names)
+
+
+def check_unit(unit: Any, option: str, source: str, *, convertible: bool = False) -> str:
+    """Return kinefit's spelling of a unit a user gave, or refuse it naming the valid ones.
+
+    Unlike :func:`canonical_unit` (which keeps a file's unknown text as written), a unit
+    given in an option must be one of :data:`LENGTH_UNITS` or an alias of one.
+
+    Parameters
+    ----------
+    unit : Any
+        The value as given (``"mm"``, ``"millimetres"``, ``"furlong"``, ``3``).
+    option : str
+        How the caller names the setting in messages (``"option 'unit'"``, ``"--to-unit"``).
+    source : str
+        The file the setting is for, named first in messages.
+    convertible : bool
+        Require a unit with a length (not ``px`` or ``unknown``): a conversion target.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    TracksError
+        Not a unit name kinefit knows; the message lists the units and their aliases.
+    """
+    text = unit.strip() if isinstance(unit, str) else None
+    name = canonical_unit(text) if text else None
+    allowed = METRES_PER_UNIT if convertible else LENGTH_UNITS
+    if name not in allowed:
+        if convertible:
+            raise TracksError(
+                f"{source}: {option}: cannot convert to unit {unit!r}; convertible units: "
+                f"{describe_units(convertible)}"
+            )
+        raise TracksError(
+            f"{source}: {option}: {unit!r} is not a length unit kinefit knows; valid units: "
+            f"{describe_units(convertible)}"
+        )
+    return name
+
+
 def unit_factor(from_unit: str, to_unit: str, source: str = "<tracks>") -> float:
     """Return the factor that turns lengths in ``from_unit`` into ``to_unit``.
 
@@ -101,8 +168,8 @@ def unit_factor(from_unit: str, to_unit: str, source: str = "<tracks>") -> float
     if origin not in METRES_PER_UNIT:
         why = {
             "px": "image pixels have no length (triangulate calibrated views first)",
-            UNKNOWN: "the file does not record its unit: pass the reader option unit= "
-            "(-O unit=mm) to say what it is",
+            UNKNOWN: "the file does not record its unit: pass the reader option "
+            f"{reader_option('unit', 'mm')} to say what it is",
         }.get(origin, f"{origin!r} is not a length unit kinefit knows")
         raise TracksError(
             f"{source}: field 'unit': cannot convert tracks in {origin!r} to {target!r}: "

@@ -25,6 +25,7 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
+from pipeline.errors import flag
 from pipeline.export.common import Output, fit_plan, written_by
 from pipeline.export.kimodo.constraints import KimodoWarning, parse_constraints
 from pipeline.export.kimodo.entries import build_entries
@@ -89,7 +90,9 @@ def _pick_individual(fit, config: ExportConfig, where: str) -> str:
     if config.individual is None:
         if len(names) == 1:
             return names[0]
-        raise KimodoError(f"{where}: the fit has individuals {names}; pick one (--individual)")
+        raise KimodoError(
+            f"{where}: the fit has individuals {names}; pick one ({flag('individual')})"
+        )
     if config.individual not in names:
         raise KimodoError(f"{where}: no individual {config.individual!r}; individuals: {names}")
     return config.individual
@@ -102,7 +105,9 @@ def _fit_pose(fit, plan, config: ExportConfig, where: str):
     unit = fit.attrs.get("time_unit")
     if unit == "frames" or (unit is None and fit.attrs.get("fps") is None):
         if config.fps is None or not config.fps > 0:
-            raise KimodoError(f"{where}: the fit's time axis counts frames; pass its fps (--fps)")
+            raise KimodoError(
+                f"{where}: the fit's time axis counts frames; pass its fps ({flag('fps')})"
+            )
         times = (times - times[0]) / float(config.fps)
     lo = -np.inf if config.start is None else config.start
     hi = np.inf if config.stop is None else config.stop
@@ -157,7 +162,9 @@ def _prepare(
     up = config.up_axis or fit.attrs.get("up_axis")
     if up not in UP_AXES:
         what = "does not record its up axis" if up is None else f"has up axis {up!r}"
-        raise KimodoError(f"{where}: the fit {what}; pass one of {', '.join(UP_AXES)} (--up-axis)")
+        raise KimodoError(
+            f"{where}: the fit {what}; pass one of {', '.join(UP_AXES)} ({flag('up_axis')})"
+        )
     times, position, orientation, rotation = _fit_pose(fit, plan, config, where)
     times, position, orientation, rotation = resample_pose(
         times, position, orientation, rotation, FPS
@@ -227,8 +234,7 @@ def outputs(
     where = source or "the fit"
     if skeleton_file is None or skeleton is None:
         raise KimodoError(
-            f"{where}: the kimodo export needs skeleton_file= and skeleton= "
-            "(--skeleton-file, --skeleton)"
+            f"{where}: the kimodo export needs {flag('skeleton_file')} and {flag('skeleton')}"
         )
     sk = load_kimodo_skeleton(skeleton_file, str(skeleton))
     return _prepare(fit, plan, Path(out), sk, config, _meta_path(Path(out), meta), where)[0]

@@ -16,6 +16,7 @@ from typing import Literal
 
 import numpy as np
 
+from pipeline.errors import flag
 from pipeline.export.kimodo.fk import (
     heading_angle,
     kimodo_fk,
@@ -49,7 +50,7 @@ def unit_scale(unit: str | None, where: str) -> float:
         return UNIT_METRES[unit]
     raise KimodoError(
         f"{where}: length unit {unit!r} is not one Kimodo's metres can be derived from; "
-        f"pass the unit (--unit), one of {', '.join(UNIT_METRES)}"
+        f"pass the unit ({flag('unit')}), one of {', '.join(UNIT_METRES)}"
     )
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.bodyplan import BodyPlan
+from pipeline.errors import flag
 from pipeline.export.kimodo.kimodo_error import KimodoError
 from pipeline.export.kimodo.skeleton import KimodoSkeleton
 from pipeline.kinematics import forward_kinematics
@@ -193,7 +194,7 @@ def _resolve(plan: BodyPlan, skeleton: KimodoSkeleton, name_map, where: str) -> 
         if missing:
             raise KimodoError(
                 f"{where}: the fitted body plan's joints are not the Kimodo skeleton "
-                f"{skeleton.name}'s (missing {missing}); pass a name map (--name-map) from "
+                f"{skeleton.name}'s (missing {missing}); pass a name map ({flag('name_map')}) from "
                 f"the plan's joints to {skeleton.name}'s"
             )
         return np.array([plan.joint_names.index(n) for n in names])

@@ -139,6 +139,12 @@ class VideoWriter:
 
     def __init__(self, out: Path, width: int, height: int, fps: float) -> None:
         self.out = Path(out)
+        if self.out.suffix.lower() != ".mp4":
+            raise InspectError(
+                f"{self.out}: the video is written as H.264 MP4; give a file name ending in .mp4"
+            )
+        if self.out.is_dir():
+            raise InspectError(f"{self.out}: is a folder; give the MP4 file to write")
         self.size = (width + width % 2, height + height % 2)
         self.fps = fps
         self.av = load_av()

@@ -24,7 +24,7 @@ import xarray as xr
 from PIL import Image
 
 from pipeline.bodyplan import BodyPlan
-from pipeline.errors import InspectError
+from pipeline.errors import InspectError, flag
 from pipeline.inspect.data.checks import body_plan_of, pick_individuals, time_unit
 from pipeline.inspect.data.display import view_axes
 from pipeline.inspect.data.fit_archive import open_observed
@@ -308,8 +308,12 @@ def render_animation(
         No ``fitted_position``, or ``step`` < 1.
     """
     fitted = _fitted(fit, "render_animation")
-    if int(step) < 1:
-        raise InspectError(f"render_animation: step must be >= 1, got {step}")
+    n_frames = fit.sizes["time"]
+    if not 1 <= int(step) <= max(n_frames, 1):
+        raise InspectError(
+            f"render_animation: {flag('step').rstrip('=')} must be 1 to the fit's "
+            f"{n_frames} frames, got {step}"
+        )
     individuals = pick_individuals(fit, individual)
     if observed == "auto":
         try:

@@ -36,6 +36,7 @@ from pipeline.solve.kernel_cache import stamp_package
 stamp_package(__name__)
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 
@@ -57,8 +58,13 @@ log = logging.getLogger(__name__)
 
 #: What :func:`warm_up` says before it compiles or loads the kernels.
 WARM_UP_MESSAGE = (
-    "kinefit: preparing the compiled solver (compiled once, 1-2 minutes; later loaded in 0.5 s)"
+    "kinefit: compiling the solver kernels (the first run on a machine only, 1-2 minutes; "
+    "later runs load them from the cache)"
 )
+#: Said when the kernels were loaded from numba's cache (with the seconds it took).
+LOADED_MESSAGE = "kinefit: loaded the compiled solver from its cache"
+#: Seconds of warm-up after which it is a compile, not a load, and is said to be one.
+SLOW_WARM_UP = 3.0
 
 
 def _f64(a: np.ndarray) -> np.ndarray:
@@ -232,7 +238,22 @@ def warm_up(say: Callable[[str], None] | None = None) -> float:
     """
     if is_warm():
         return 0.0
-    (say or log.info)(WARM_UP_MESSAGE)
+    speak = say or log.info
+    # a load from the cache takes well under a second: the compile message is said only
+    # when the work outlasts that (a compile), and a load is said as a load
+    timer = threading.Timer(SLOW_WARM_UP, speak, [WARM_UP_MESSAGE])
+    timer.daemon = True
+    timer.start()
+    try:
+        seconds = _warm_up()
+    finally:
+        timer.cancel()
+    if seconds <= SLOW_WARM_UP:
+        speak(f"{LOADED_MESSAGE} ({seconds:.1f} s)")
+    return seconds
+
+
+def _warm_up() -> float:
     t0 = time.perf_counter()
     hinge = Dof("hinge", (0.0, 0.0, 1.0))
     plan = BodyPlan(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import xarray as xr
 
+from pipeline.errors import flag
 from pipeline.tracks.readers.reader_helpers import fail, head_text
 
 FORMAT = "kimodo"
@@ -64,8 +65,8 @@ def read(
     if skeleton_file is None or skeleton is None:
         raise fail(
             path,
-            "the kimodo reader needs skeleton_file= and skeleton= (--skeleton-file, "
-            "--skeleton): the file holds rotations on a Kimodo skeleton",
+            f"the kimodo reader needs {flag('skeleton_file')} and {flag('skeleton')}: "
+            "the file holds rotations on a Kimodo skeleton",
         )
     weight = {} if root2d_weight is None else {"root2d_weight": root2d_weight}
     return read_targets(

@@ -12,6 +12,7 @@ from pathlib import Path
 import xarray as xr
 
 from pipeline.tracks.readers.reader_helpers import is_hdf5
+from pipeline.tracks.schema import TracksError
 
 FORMAT = "movement"
 SUFFIXES: tuple[str, ...] = (".nc", ".nc4", ".netcdf", ".zarr")
@@ -54,7 +55,11 @@ def read(path: str | Path) -> xr.Dataset:
         netCDF content is loaded into memory (the file is closed); zarr stays lazy.
     """
     path = Path(path)
-    ds = _open(path)
+    try:
+        ds = _open(path)
+    except (ValueError, OSError, KeyError) as exc:  # xarray: no engine reads it / damaged
+        damaged = "damaged or truncated HDF5/netCDF file" if is_hdf5(path) else "not netCDF/zarr"
+        raise TracksError(f"{path}: not a readable movement dataset ({damaged}: {exc})") from None
     if not path.is_dir():
         ds = ds.load()
         ds.close()

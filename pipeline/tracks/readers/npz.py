@@ -76,7 +76,13 @@ def read(path: str | Path, *, fps: float | None = None) -> xr.Dataset:
     xarray.Dataset
     """
     path = Path(path)
-    with np.load(path, allow_pickle=False) as data:
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise TracksError(f"{path}: not a readable .npz archive (truncated? {exc})") from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise TracksError(f"{path}: a single .npy array, not an .npz archive of named arrays")
+    with archive as data:
         unknown = sorted(set(data.files) - set(KEYS))
         if unknown:
             raise TracksError(f"{path}: unknown arrays {unknown}; valid keys: {list(KEYS)}")

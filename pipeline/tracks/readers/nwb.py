@@ -26,11 +26,13 @@ cached in the file (no "cached namespace" warning).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
+from pipeline.errors import reader_option
 from pipeline.tracks.readers.reader_helpers import fail, is_hdf5, missing_extra, resolve_fps
 from pipeline.tracks.schema import make_tracks_dataset
 from pipeline.tracks.units import canonical_unit
@@ -79,8 +81,8 @@ def _views(path: Path, multi, camera_view: str | None) -> list:
         return [multi]
     raise fail(
         path,
-        f"MultiCameraPoseEstimation {multi.name!r} has no 3D series; pass camera_view= "
-        f"(-O camera_view=NAME) to read one of its views: {sorted(views)}",
+        f"MultiCameraPoseEstimation {multi.name!r} has no 3D series; pass "
+        f"{reader_option('camera_view', 'NAME')} to read one of its views: {sorted(views)}",
     )
 
 
@@ -95,13 +97,21 @@ def _estimates(path: Path, nwbfile, processing_module: str | None, camera_view: 
                 f"no processing module {processing_module!r}; modules: {sorted(modules)}",
             )
         modules = {processing_module: modules[processing_module]}
-    found = []
+    found, multi = [], False
     for module in modules.values():
         for obj in module.data_interfaces.values():
             if isinstance(obj, MultiCameraPoseEstimation):
                 found.extend(_views(path, obj, camera_view))
+                multi = True
             elif isinstance(obj, PoseEstimation):
                 found.append(obj)
+    if camera_view is not None and not multi:
+        raise fail(
+            path,
+            f"option 'camera_view': {camera_view!r}: the file has no MultiCameraPoseEstimation "
+            f"to pick a view of; its pose estimates ({sorted(pe.name for pe in found)}) are "
+            "all read, leave camera_view out",
+        )
     if not found:
         raise fail(
             path,
@@ -220,6 +230,15 @@ def _collect(path: Path, nwbfile, estimates: list) -> dict:
     if len(units) > 1:
         raise fail(path, f"series have different units {sorted(units)}")
     n_space = max(dims)  # 2D series among 3D ones (ndx-pose 0.1 files) get z = NaN
+    if len(dims) > 1:
+        flat = [(name, s.data.shape[1]) for group in per_individual for name, s in group]
+        warnings.warn(
+            f"{path}: mixed 2D and 3D pose estimation series: 3D "
+            f"{[n for n, d in flat if d == 3]}, 2D {[n for n, d in flat if d == 2]}; read as "
+            "3D, the 2D series' z is missing (NaN)",
+            UserWarning,
+            stacklevel=2,
+        )
     if len(set(individuals)) != len(individuals):
         raise fail(path, f"several pose estimates map to the same individual {individuals}")
     keypoints = list(dict.fromkeys(name for group in per_individual for name, _ in group))

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from pipeline.errors import reader_option
 from pipeline.tracks.pose_skeletons import SKELETONS, skeletons_with
 from pipeline.tracks.readers.reader_helpers import fail, resolve_fps
 from pipeline.tracks.schema import make_tracks_dataset
@@ -126,7 +127,8 @@ def _guess(path: Path, arrays: np.ndarray, n: int, skeleton: str | None) -> tupl
             return "BODY_25B", "keypoint layout (keypoint 8 not between the hips)"
     raise fail(
         path,
-        f"cannot tell the skeleton of {n} keypoints; pass skeleton= (-O skeleton=NAME), valid: "
+        f"cannot tell the skeleton of {n} keypoints; pass "
+        f"{reader_option('skeleton', 'NAME')}, valid: "
         + ", ".join(f"{k} ({len(v)})" for k, v in SKELETONS.items()),
     )
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.errors import flag
 from pipeline.tracks.schema import TracksError
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -38,8 +39,8 @@ def resolve_fps(path: str | Path, fmt: str, file_fps: float | None, fps: float |
     if value is None:
         raise fail(
             path,
-            f"the frame rate is unknown: {fmt} files do not record it; pass fps= "
-            "(--fps or the run config)",
+            f"the frame rate is unknown: {fmt} files do not record it; pass {flag('fps')} "
+            "(or fps in the run config's archive section)",
         )
     try:
         value = float(value)
@@ -70,6 +71,57 @@ def is_hdf5(path: str | Path) -> bool:
             return handle.read(8) == HDF5_SIGNATURE
     except OSError:
         return False
+
+
+def damage(path: str | Path) -> str | None:
+    """Why a file that no reader could read looks damaged, or None when it does not.
+
+    An HDF5 file (by its signature) that h5py cannot open or walk is truncated or
+    damaged; a ``.json`` file that does not parse is not JSON; a ``.csv``/``.tsv`` file
+    whose rows are not as wide as its first line is cut short (``header says 12 columns,
+    row 5 has 8``). Asked only after reading failed, so a ragged file a reader accepts
+    is never refused here.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    if is_hdf5(path):
+        return _hdf5_damage(path)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        import json
+
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as exc:
+            return f"not JSON (truncated?): {exc}"
+        return None
+    if suffix in (".csv", ".tsv"):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        rows = list(csv.reader(io.StringIO(text), delimiter="\t" if suffix == ".tsv" else ","))
+        rows = [r for r in rows if r]
+        for number, row in enumerate(rows[1:], start=2):
+            if len(row) != len(rows[0]):
+                return f"header says {len(rows[0])} columns, row {number} has {len(row)}" + (
+                    " (the file is cut short?)" if number == len(rows) else ""
+                )
+    return None
+
+
+def _hdf5_damage(path: Path) -> str | None:
+    try:
+        import h5py
+    except ImportError:
+        return None
+    try:
+        with h5py.File(path, "r") as handle:
+            handle.visititems(lambda name, obj: obj[()] if isinstance(obj, h5py.Dataset) else None)
+    except Exception as exc:  # noqa: BLE001 - h5py raises OSError, KeyError, RuntimeError...
+        return f"truncated or damaged HDF5 file ({type(exc).__name__}: {exc})"
+    return None
 
 
 def head_text(path: str | Path, n_bytes: int = 65536) -> str:

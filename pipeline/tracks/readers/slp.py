@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from pipeline.errors import reader_option
 from pipeline.tracks.readers.reader_helpers import fail, is_hdf5, missing_extra, resolve_fps
 from pipeline.tracks.schema import make_tracks_dataset
 
@@ -56,8 +57,8 @@ def _pick_video(path: Path, labels, video: int | str | None):
         if len(videos) != 1:
             raise fail(
                 path,
-                f"the file labels {len(videos)} videos; pass video= (-O video=INDEX or a "
-                f"filename) to pick one: {names}",
+                f"the file labels {len(videos)} videos; pass {reader_option('video', 'INDEX')} "
+                f"(an index or a filename) to pick one: {names}",
             )
         return videos[0]
     if isinstance(video, int) and not isinstance(video, bool) and 0 <= video < len(videos):

@@ -83,7 +83,19 @@ def test_the_demo_prints_commands_that_work_in_a_fresh_shell(demo_out):
             ["bash", "-c", command], cwd="/", env=env, capture_output=True, text=True, timeout=600
         )
         assert done.returncode == 0, f"{what}: {command}\n{done.stdout}{done.stderr}"
-    assert "make notebook FITS=" + str(work / "kinefit-demo" / "fits") in output
+    notebook = re.search(r"^\s+notebook:\s+(make -C \S+ notebook FITS=\S+)$", output, re.M)
+    assert notebook and notebook.group(1).endswith(str(work / "kinefit-demo" / "fits")), output
+    # dry run (-n) from another folder: the target resolves, and its JupyterLab command
+    # line is headless, root-proof and points at the fits (no server is started)
+    dry = notebook.group(1).replace("make ", "make -n ", 1)
+    done = subprocess.run(
+        ["bash", "-c", dry], cwd="/", env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, f"{dry}\n{done.stdout}{done.stderr}"
+    lab = next(line for line in done.stdout.splitlines() if "jupyter lab" in line)
+    assert "--no-browser" in lab and "--ip=127.0.0.1" in lab
+    assert ("--allow-root" in lab) == (os.geteuid() == 0), lab
+    assert f'KINEFIT_FITS_ROOT="{work / "kinefit-demo" / "fits"}"' in lab
 
 
 def test_flows_used_from_python_keep_prefect_state_in_kinefits_home(tmp_path):
@@ -167,10 +179,13 @@ def test_help_has_no_rst_markup_or_bool_metavars():
         assert "``" not in text and "<bool>" not in text, (command, text)
 
 
-def test_set_errors_are_blamed_on_set(tmp_path):
+def test_set_errors_are_blamed_on_set(tracks_csv, tmp_path):
+    tracks = tmp_path / "t.zarr"  # a real store: fit checks its tracks before its settings
+    ingest = runner.invoke(app, ["ingest", str(tracks_csv), "-o", str(tracks), "--fps", "30"])
+    assert ingest.exit_code == 0, ingest.output
     result = runner.invoke(
         app,
-        ["fit", str(tmp_path), "-b", "mannequin", "-o", str(tmp_path / "f.zarr"),
+        ["fit", str(tracks), "-b", "mannequin", "-o", str(tmp_path / "f.zarr"),
          "--set", "solver.n_iterations=0"],
     )  # fmt: skip
     assert result.exit_code == 1

@@ -213,7 +213,7 @@ def test_reader_registry_sniffs_the_file_and_requires_the_skeleton(tmp_path):
     (tmp_path / "other.json").write_text('{"joints": []}')
     with pytest.raises(TracksError, match="cannot tell the tracks format"):
         pick_reader(tmp_path / "other.json")
-    with pytest.raises(TracksError, match=r"needs skeleton_file= and skeleton= \(--skeleton-file"):
+    with pytest.raises(TracksError, match=r"needs skeleton_file= and skeleton="):
         read_tracks(path)
     with pytest.raises(TracksError, match=r"has no option\(s\) \['colour'\]; valid options"):
         read_tracks(path, skeleton_file=SKELETONS, skeleton="somaskel30", colour=1)
