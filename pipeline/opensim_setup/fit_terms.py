@@ -17,7 +17,6 @@ needed and not read):
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import ConfigError
 from pipeline.opensim_setup.ik_setup import CoordinateTask, MarkerTask, _tasks
+from pipeline.opensim_setup.setup_xml import tool_element
 from pipeline.solve import CoordinateTasks, SolverConfig
 
 __all__ = ["FitTerms", "fit_terms", "read_task_set", "setup_fit"]
@@ -57,16 +57,7 @@ def read_task_set(path: str | Path) -> tuple[tuple[MarkerTask, ...], tuple[Coord
     ConfigError
         No such file, not XML, not an IK setup, a bad task field, a ``from_file`` task.
     """
-    path = Path(path).resolve()
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such IK setup file")
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        raise ConfigError(f"{path}: not an XML file ({exc})") from None
-    tool = root if root.tag == "InverseKinematicsTool" else root.find("InverseKinematicsTool")
-    if tool is None:
-        raise ConfigError(f"{path}: no <InverseKinematicsTool> element; not an OpenSim IK setup")
+    path, tool = tool_element(path, "InverseKinematicsTool")
     markers, coords = _tasks(path, tool)
     for task in coords:
         if task.value_type == "from_file":

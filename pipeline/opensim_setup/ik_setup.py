@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import ConfigError
+from pipeline.opensim_setup.setup_xml import tool_element
 
 __all__ = ["VALUE_TYPES", "CoordinateTask", "IKSetup", "MarkerTask", "read_ik_setup"]
 
@@ -213,16 +214,7 @@ def read_ik_setup(
         does not exist); a bad time range, accuracy, flag or task field; a
         ``from_file`` task without a coordinate file. The message names the file and field.
     """
-    path = Path(path).resolve()
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such setup file")
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        raise ConfigError(f"{path}: not an XML file ({exc})") from None
-    tool = root if root.tag == "InverseKinematicsTool" else root.find("InverseKinematicsTool")
-    if tool is None:
-        raise ConfigError(f"{path}: no <InverseKinematicsTool> element; not an OpenSim IK setup")
+    path, tool = tool_element(path, "InverseKinematicsTool")
     model = _given(model_file, "--model") or _file(
         path, "model_file", _text(tool, "model_file"), must_exist=True
     )

@@ -32,6 +32,7 @@ from pipeline.opensim_setup.ik_setup import (
     _tasks,
     _text,
 )
+from pipeline.opensim_setup.setup_xml import tool_element
 
 __all__ = [
     "SCALING_STEPS",
@@ -249,16 +250,7 @@ def read_scale_setup(path: str | Path) -> ScaleSetup:
         step; a bad time range, flag, factor, axis or task field; nothing to write. The
         message names the file and the field.
     """
-    path = Path(path).resolve()
-    if not path.is_file():
-        raise ConfigError(f"{path}: no such setup file")
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        raise ConfigError(f"{path}: not an XML file ({exc})") from None
-    tool = root if root.tag == "ScaleTool" else root.find("ScaleTool")
-    if tool is None:
-        raise ConfigError(f"{path}: no <ScaleTool> element; not an OpenSim Scale setup")
+    path, tool = tool_element(path, "ScaleTool")
     r = _Reader(path)
     text = _text(tool, "mass")
     mass = None if not text else r.number("mass", text)
