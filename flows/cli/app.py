@@ -322,7 +322,7 @@ def fit(
             image_scale=image_scale,
             up_axis=up_axis or run.up_axis,
             world_rotation=run.world_rotation,
-            keypoint_map=keypoint_map or run.keypoint_map,
+            keypoint_map=keypoint_map or auto_map or run.keypoint_map,
             chunk_frames=chunks,
             overlap_frames=overlap,
         )

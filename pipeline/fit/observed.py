@@ -14,7 +14,10 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import dask
 import xarray as xr
+
+from pipeline.errors import TracksError
 
 __all__ = ["CONFIDENT", "WARN_BELOW", "ObservationWarning", "Observed", "observed", "warn_if_empty"]
 
@@ -48,8 +51,17 @@ class Observed:
     level: float
 
 
-def observed(ds: xr.Dataset, keypoints: Sequence[int], min_confidence: float) -> Observed:
-    """The fractions of :class:`Observed` for the mapped ``keypoints`` (store indices)."""
+def observed(
+    ds: xr.Dataset, keypoints: Sequence[int], min_confidence: float, source: str = "tracks"
+) -> Observed:
+    """The fractions of :class:`Observed` for the mapped ``keypoints`` (store indices).
+
+    Raises
+    ------
+    TracksError
+        A chunk of ``position`` or ``confidence`` cannot be read (``source`` names the
+        store in the message).
+    """
     level = max(float(min_confidence), CONFIDENT)
     index = list(keypoints)
     if not index or ds.sizes.get("time", 0) == 0:
@@ -64,8 +76,13 @@ def observed(ds: xr.Dataset, keypoints: Sequence[int], min_confidence: float) ->
         if "view" in conf.dims:
             conf = conf.max("view")
         ok = finite & ((conf >= level) | conf.isnull())
-    share = float(ok.mean().compute())
-    frames = float(ok.any("keypoint").mean().compute())
+    try:
+        share, frames = (float(v) for v in dask.compute(ok.mean(), ok.any("keypoint").mean()))
+    except Exception as exc:  # noqa: BLE001 - codec and I/O errors of any kind
+        raise TracksError(
+            f"{source}: field 'position' or 'confidence': cannot read the stored data "
+            f"(corrupt or truncated chunk?): {type(exc).__name__}: {exc}"
+        ) from exc
     return Observed(share, frames, level)
 
 

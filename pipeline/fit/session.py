@@ -236,7 +236,7 @@ def fit_session(
         overlap_frames=overlap_frames,
     )
     mapped_keypoints = [k for k in mapping.joint_keypoint if k >= 0]
-    seen = observed(ds, mapped_keypoints, config.min_confidence)
+    seen = observed(ds, mapped_keypoints, config.min_confidence, str(tracks_path))
     warn_if_empty(seen, tracks_path, config.min_confidence)
     if config.temporal == "smooth":  # the smoother reads this far on both sides of a chunk
         fps = check_fps(ds.attrs.get("fps"))

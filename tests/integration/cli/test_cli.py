@@ -132,7 +132,7 @@ def test_errors_are_one_clear_line_with_nonzero_exit(npz, tmp_path):
     assert verbose.exit_code == 1 and "Traceback" in verbose.output
 
 
-def test_fit_errors(tmp_path, fly_plan_path):
+def test_fit_errors(tmp_path, fly_plan_path, npz):
     result = runner.invoke(
         app,
         [
@@ -147,15 +147,18 @@ def test_fit_errors(tmp_path, fly_plan_path):
         ],
     )
     assert result.exit_code == 1 and "no such tracks store" in result.output
+    tracks = tmp_path / "t.zarr"  # a real store: fit checks its tracks before its settings
+    ingest = runner.invoke(app, ["ingest", str(npz), "-o", str(tracks), "--fps", "50"])
+    assert ingest.exit_code == 0, ingest.output
     bad_config = tmp_path / "bad.yaml"
     bad_config.write_text("solver:\n  n_iter: 3\n")
     result = runner.invoke(
         app,
         [
             "fit",
-            str(tmp_path / "none.zarr"),
+            str(tracks),
             "-b",
-            "mannequin",
+            str(fly_plan_path),
             "-o",
             str(tmp_path / "f.zarr"),
             "--config",

@@ -267,7 +267,11 @@ def _cases(i: Inputs) -> list[tuple[str, list[str], str]]:
         ("render to .txt", ["render", str(i.fit), "-o", str(i.tmp / "r.txt")], ".mp4"),
         ("export to a wrong suffix", ["export", "nwb", str(i.fit), "-o", f"{o}.csv"], ".nwb"),
         ("convert into a folder", bases(i)["body-plan convert"], "is a folder"),
-        ("reprocess no archive", ["reprocess", "--archive", str(i.missing)], "no such archive"),
+        (  # its own path: fuzzed output options may have written i.missing meanwhile
+            "reprocess no archive",
+            ["reprocess", "--archive", str(i.missing.parent / "no-archive-here")],
+            "no such archive",
+        ),
         ("no such command", ["nosuch"], "No such command 'nosuch'"),
         ("unknown option", ["export", "csv", str(i.fit), "--nosuch"], "--nosuch"),
     ]

@@ -24,7 +24,7 @@ from flows.cli.app import app
 from pipeline.bodyplan import mannequin, save_body_plan
 from pipeline.cameras.triangulate import triangulate
 from pipeline.errors import ExportError
-from pipeline.export.exporter_registry import AUTOMATIC_EXPORTS, export
+from pipeline.export.exporter_registry import AUTOMATIC_EXPORTS, export, get_exporter
 from pipeline.inspect import (
     joint_dofs,
     open_observed,
@@ -93,7 +93,7 @@ def test_report_views_and_every_export_run_on_a_multiview_fit(session, mode):
     view(fit, observed, joint=joint)
     plt.close("all")
     for name in AUTOMATIC_EXPORTS:
-        target = store.parent / "exports" / f"{mode}.{name}"
+        target = store.parent / "exports" / f"{mode}{get_exporter(name).suffix}"
         if name in REFUSED:
             with pytest.raises(ExportError, match=REFUSED[name]):
                 export(name, store, target)

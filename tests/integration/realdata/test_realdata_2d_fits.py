@@ -27,7 +27,7 @@ import pytest
 from pipeline.bodyplan import load_body_plan
 from pipeline.bodyplan.keypoint_map import propose_keypoint_map
 from pipeline.errors import ExportError
-from pipeline.export.exporter_registry import AUTOMATIC_EXPORTS, export
+from pipeline.export.exporter_registry import AUTOMATIC_EXPORTS, export, get_exporter
 from pipeline.export.observability import ExportWarning
 from pipeline.fit import fit_session
 from pipeline.inspect import (
@@ -143,7 +143,7 @@ def test_a_real_2d_fit_reports_draws_and_exports_saying_what_it_cannot_see(path,
     plt.close("all")
 
     for name in AUTOMATIC_EXPORTS:
-        target = store.parent / "exports" / f"{store.stem}.{name}"
+        target = store.parent / "exports" / f"{store.stem}{get_exporter(name).suffix}"
         if name in REFUSED:
             with pytest.raises(ExportError, match=REFUSED[name]):
                 export(name, store, target)
@@ -168,6 +168,7 @@ def test_a_real_2d_fit_s_observed_markers_lie_on_its_image_plane(fitted):
     track_of = {joint: kp for kp, joint in fit.attrs["keypoint_map"]}
     tracks = open_tracks(fit.attrs["tracks_store"])["position"].isel(individual=0)
     want = tracks.sel(keypoint=[track_of[m] for m in markers]).transpose("time", "keypoint", ...)
-    np.testing.assert_allclose(xyz[..., :2], want.values, rtol=1e-6)  # image_scale 1
+    scale = float(fit.attrs["observation"]["image_scale"])  # estimated from the pixels
+    np.testing.assert_allclose(xyz[..., :2], want.values * scale, rtol=1e-6)
     assert (xyz[..., 2][np.isfinite(xyz[..., 0])] == 0).all()  # on the image plane
     np.testing.assert_allclose(rows[:, 1], fit["time"].values, atol=1e-9)  # source times

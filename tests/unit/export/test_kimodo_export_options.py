@@ -148,9 +148,7 @@ def test_millimetre_fit_of_a_rescaled_plan_exports_in_metres(tmp_path):
     mapped = report.motion.to_kimodo(fitted.transpose("time", "keypoint", "space").values)
     np.testing.assert_allclose(report.motion.positions, mapped, atol=1e-4)
     assert 0.8 < report.motion.root_positions[:, 1].min() < 1.2  # standing height in metres
-    with pytest.raises(
-        KimodoError, match=r"length unit 'body' .* pass the unit \(--unit\), one of"
-    ):
+    with pytest.raises(KimodoError, match=r"length unit 'body' .* pass the unit \(unit=\), one of"):
         export_kimodo(
             fit,
             SKELETONS,
@@ -167,7 +165,7 @@ def test_name_map_errors_say_what_is_wrong():
     with pytest.raises(
         KimodoError,
         match=r"fit\.zarr: the fitted body plan's joints are not the "
-        r"Kimodo skeleton somaskel30's .* pass a name map \(--name-map\)",
+        r"Kimodo skeleton somaskel30's .* pass a name map \(name_map=\)",
     ):
         build_retarget(plan, sk, None, where="fit.zarr")
     with pytest.raises(KimodoError, match=r"\['elbo'\] are not joints of the body plan"):

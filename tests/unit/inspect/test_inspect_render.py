@@ -211,7 +211,7 @@ def test_animation_renders_every_frame_from_its_orthographic_camera(scene, tmp_p
     scale = -du[dz != 0] / dz[dz != 0]
     np.testing.assert_allclose(scale, scale[0], rtol=1e-6)
     np.testing.assert_allclose(dv, -dy * scale[0], atol=1e-6)
-    with pytest.raises(InspectError, match="step must be >= 1"):
+    with pytest.raises(InspectError, match="step must be 1 to the fit.s 40 frames, got 0"):
         render_animation(fit, out, step=0)
     with pytest.raises(InspectError, match="has no 'fitted_position'"):
         render_animation(xr.Dataset(attrs={"session": "x"}), out)
