@@ -16,7 +16,9 @@ needs to fit it (it travels in the task, small and picklable):
   the session's pixels (:func:`with_estimated_scale`, :mod:`pipeline.calibrate.image_scale`;
   depth is unobservable from one view, and the store says so). The image's y axis points
   down, so the world frame is mirrored: left and right swap against a right-handed view
-  from above.
+  from above. The fitted positions are plan lengths; the residuals (``residual``,
+  ``rms_error``, ``max_error``, ``reprojection_error``) are pixels, as in every 2D fit
+  that compares pixels, so a reader needs no scale to read them.
 
 DOFs one view cannot determine are flagged: :func:`observability` is the column norm of
 the observation Jacobian per coordinate at the plan's neutral pose (root position, root
@@ -112,14 +114,22 @@ class ViewSetup:
         return DIMS, CONFIDENCE_DIMS
 
     def recipe(self) -> dict[str, Any]:
-        """What shapes the fit besides the tracks' values (goes into the fingerprint)."""
+        """What shapes the fit besides the tracks' values (goes into the fingerprint).
+
+        The image plane's record says ``residuals: "px"``: its residuals are stored in
+        pixels (stores from before that held plan lengths, and are refitted).
+        """
         return {
             "kind": self.kind,
             "views": list(self.views),
             "cameras": [c.to_dict() for c in self.cameras],
             "multiview": self.multiview if self.kind == "cameras" else None,
             "image_scale": self.image_scale if self.kind == "image" else None,
-            **({"image_scale_source": self.scale_source} if self.kind == "image" else {}),
+            **(
+                {"image_scale_source": self.scale_source, "residuals": "px"}
+                if self.kind == "image"
+                else {}
+            ),
         }
 
     def requested(self, stored: Any) -> bool:
@@ -127,10 +137,12 @@ class ViewSetup:
 
         A given scale must be the stored one; an estimate is the stored estimate (it is
         a function of the tracks, the plan and the solver settings, all fingerprinted).
+        An image-plane store without ``residuals: "px"`` in its record holds its
+        residuals in plan lengths (pixels times the scale): it is refitted.
         """
         if self.kind != "image":
             return True
-        if not isinstance(stored, dict):
+        if not isinstance(stored, dict) or stored.get("residuals") != "px":
             return False
         source = stored.get("image_scale_source", "given")
         if self.image_scale is None:
@@ -187,6 +199,10 @@ class ViewSetup:
         Returns
         -------
         result : FitResult
+            Its ``residual``, ``rms_error`` and ``max_error`` in pixels (as the store's
+            ``residual_unit`` says), the image plane's too: the solver compares pixels
+            times ``image_scale``, and they are divided by it again; positions and the
+            ``objective`` stay in the solver's (plan) units.
         reprojection : (T, V, J) array
             Pixel distance of each fitted joint's projection to its detection (NaN where
             not detected).
@@ -194,10 +210,17 @@ class ViewSetup:
         if self.kind == "image":
             pix = mapping.gather(position, axis=2).transpose(0, 2, 1)[:, None]  # (T, 1, J, 2)
             weights = confidence_weights(mapping.gather(confidence, axis=1)[:, None], pix)
+            scale = float(self.image_scale)
             result = solve_sequence(
-                plan, pix[:, 0] * self.image_scale, weights[:, 0], config, mapper=XYView(), fps=fps
+                plan, pix[:, 0] * scale, weights[:, 0], config, mapper=XYView(), fps=fps
             )
-            predicted = result.fitted_position[:, None, :, :2] / self.image_scale
+            predicted = result.fitted_position[:, None, :, :2] / scale
+            result = dataclasses.replace(  # the solver compared plan lengths: back to pixels
+                result,
+                residual=result.residual / scale,
+                rms_error=result.rms_error / scale,
+                max_error=result.max_error / scale,
+            )
         else:
             pix = mapping.gather(position, axis=3).transpose(0, 1, 3, 2)  # (T, V, J, 2)
             weights = confidence_weights(mapping.gather(confidence, axis=2), pix)

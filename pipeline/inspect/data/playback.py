@@ -18,6 +18,7 @@ import numpy as np
 import xarray as xr
 
 from pipeline.bodyplan import BodyPlan
+from pipeline.inspect.data.observation import image_scale, on_image_plane
 
 __all__ = [
     "MAX_VIEWER_FRAMES",
@@ -118,9 +119,11 @@ def skeleton_paths(plan: BodyPlan | None, names: Sequence[str]) -> np.ndarray:
 
 
 def large_residual_threshold(residual: np.ndarray, fitted: np.ndarray) -> float:
-    """The residual above which a keypoint is flagged (length units).
+    """The residual above which a keypoint is flagged (the residuals' unit).
 
-    ``max(5 x median residual, 1 % of the body's extent)`` over the given frames.
+    ``max(5 x median residual, 1 % of the body's extent)`` over the given frames;
+    ``fitted`` (F, K, 3) must be in the residuals' unit (an image-plane fit's positions
+    divided by its ``image_scale``).
     """
     finite = residual[np.isfinite(residual)]
     points = fitted.reshape(-1, 3)
@@ -153,7 +156,7 @@ class SessionFrames:
     at_limit : numpy.ndarray of bool, shape (F, K)
         Joints with a DOF the solver held at a limit (``limit_active``).
     threshold : float
-        The large-residual threshold (length units).
+        The large-residual threshold (the residuals' unit: the store's ``residual_unit``).
     """
 
     frames: np.ndarray
@@ -197,7 +200,9 @@ class SessionFrames:
         if seen is not None:
             missing |= ~np.isfinite(seen).all(axis=-1) & tracked[None, :]
         if threshold is None:
-            threshold = large_residual_threshold(residual, fitted)
+            # the image plane's residuals are pixels, its positions plan lengths
+            per_pixel = image_scale(fit) if on_image_plane(fit) else 1.0
+            threshold = large_residual_threshold(residual, fitted / per_pixel)
         with np.errstate(invalid="ignore"):
             large = np.isfinite(residual) & (residual > threshold)
         at_limit = np.zeros((n_frames, n_kp), dtype=bool)
