@@ -17,7 +17,7 @@ import zarr
 
 from pipeline.fit import FitReport
 from pipeline.solve.rules import STOP_MEANINGS, STOP_REASONS
-from pipeline.store.attrs import store_attrs
+from pipeline.store.attrs import residual_unit, store_attrs
 
 __all__ = ["ArchiveSummary", "SessionOutcome", "fit_outcome", "session_rms", "stop_reason_counts"]
 
@@ -38,7 +38,7 @@ class SessionOutcome:
     seconds : float
         Wall time of its fit in this run.
     rms : float or None
-        Median per-frame RMS keypoint error over frames and individuals (length units).
+        Median per-frame RMS keypoint error over frames and individuals (in ``unit``).
     fit : str or None
         Its fit store.
     stage : str or None
@@ -46,7 +46,8 @@ class SessionOutcome:
     error : str or None
         The failure, one line.
     unit : str or None
-        Length unit of ``rms`` (the tracks' ``unit`` attr).
+        Unit of ``rms``: the fit store's ``residual_unit`` (pixels for a fit that compares
+        pixels, else its length unit).
     stop_reasons : dict or None
         Frame-individuals per ``stop_reason`` name (:func:`stop_reason_counts`); None for
         a fit store from before ``stop_reason`` (schema 1) or a failed session.
@@ -112,7 +113,7 @@ def fit_outcome(session: str, report: FitReport) -> SessionOutcome:
         seconds=report.seconds,
         rms=session_rms(report.out),
         fit=str(report.out),
-        unit=attrs.get("unit"),
+        unit=residual_unit(attrs) if attrs.get("residual_unit") or attrs.get("unit") else None,
         stop_reasons=stop_reason_counts(report.out),
         solve_seconds=None if report.skipped else timings.get("solve_s"),
     )
@@ -135,7 +136,7 @@ class ArchiveSummary:
     seconds : float
         Wall time of the whole run.
     unit : str or None
-        Length unit of the RMS values.
+        Unit of the RMS values (the sessions' ``residual_unit``).
     report : str or None
         The HTML report written by the run.
     """

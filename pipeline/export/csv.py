@@ -5,8 +5,9 @@ Columns, each name followed by its unit in brackets where it has one: ``time [s]
 unit; ``root_qw`` .. ``root_qz``), one column per DOF named like the fit's ``dof``
 coordinate (``knee_l/0 [rad]``; slides in length units), the named angles
 (:func:`pipeline.bodyplan.angles.joint_angles`, ``knee_l/flexion [deg]``; ``angles="rad"``
-or ``"none"``), then ``rms_error [m]`` and ``converged`` (1 or 0). Reads the canonical pose of the
-fit store. The root pose is in the fit store's frame, the body plan's (the store's
+or ``"none"``), then ``rms_error [m]`` (in the store's ``residual_unit``: pixels for a fit
+that compares pixels) and ``converged`` (1 or 0). Reads the canonical pose of the fit
+store. The root pose is in the fit store's frame, the body plan's (the store's
 ``up_axis`` and ``world_rotation`` attrs say how it relates to the tracks' world).
 """
 
@@ -23,6 +24,7 @@ from pipeline.bodyplan import BodyPlan
 from pipeline.bodyplan.angles import joint_angles
 from pipeline.errors import ExportError
 from pipeline.export.common import Output, length_unit, pick_individuals, written_by
+from pipeline.store.attrs import residual_unit
 
 #: The format contract's declaration (:mod:`pipeline.formats.contract`).
 FORMAT = "csv"
@@ -83,7 +85,7 @@ def trajectory_table(
             columns |= {
                 _with(str(a), angles): named[:, k] for k, a in enumerate(table["angle"].values)
             }
-        columns[_with("rms_error", unit)] = sel["rms_error"].values
+        columns[_with("rms_error", residual_unit(fit.attrs))] = sel["rms_error"].values
         columns["converged"] = sel["converged"].values
         tables.append(pd.DataFrame(columns))
     return pd.concat(tables, ignore_index=True)

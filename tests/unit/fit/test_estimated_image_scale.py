@@ -70,7 +70,7 @@ def test_cli_summary_prints_the_estimate(slp_store):
     assert "image scale" in text and "estimated +-" in text
     assert "depth unobservable from one view" in text and "--image-scale overrides" in text
     rms = float(text.split("median RMS ")[1].split()[0])
-    assert 5 < rms < 14  # pixels: the summary divides the plan-unit RMS by the scale
+    assert 5 < rms < 14  # pixels: the store's own RMS (pixels, not plan lengths)
 
 
 def test_nothing_to_measure_falls_back_to_one_and_warns(tmp_path):
