@@ -32,6 +32,11 @@ Layout (the fit store's data contract, names exact)::
     root_angular_velocity, root_angular_acceleration (time, individual, space) float32
                                                                   world frame, rad/s, rad/s^2
 
+``residual``, ``rms_error`` and ``max_error`` are in the unit the attr ``residual_unit``
+names (:func:`pipeline.store.attrs.residual_unit`): pixels for a fit that compares pixels
+(the image plane, whatever its ``image_scale``, and cameras fitted directly), else the
+length unit; ``fitted_position`` is always in the length unit (attr ``unit``).
+
 Positions and rotations are in the body plan's frame; attrs ``world_rotation`` (3 x 3,
 tracks -> plan, :mod:`pipeline.fit.world_frame`), ``tracks_up_axis``, ``plan_up_axis``
 and ``up_axis`` (the frame's) say how it relates to the tracks'. Exports write it (``.trc``
