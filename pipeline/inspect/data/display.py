@@ -7,7 +7,8 @@ import math
 import numpy as np
 import xarray as xr
 
-from pipeline.inspect.data.checks import length_unit, time_unit
+from pipeline.inspect.data.checks import time_unit
+from pipeline.store.attrs import residual_unit
 
 #: Colours of individuals (matplotlib's tab10 cycle).
 COLORS: tuple[str, ...] = (
@@ -37,8 +38,8 @@ def time_label(ds: xr.Dataset) -> str:
 
 
 def error_label(ds: xr.Dataset, what: str = "error") -> str:
-    """Axis label of a distance, with the fit's length unit."""
-    return f"{what} ({length_unit(ds)})"
+    """Axis label of a residual distance, in the fit's ``residual_unit`` (px for 2D fits)."""
+    return f"{what} ({residual_unit(ds.attrs)})"
 
 
 def bin_time(da: xr.DataArray, how: str = "max", max_points: int = MAX_TIME_POINTS):

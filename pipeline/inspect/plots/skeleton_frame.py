@@ -30,6 +30,7 @@ from pipeline.inspect.data.display import color, view_axes
 from pipeline.inspect.data.observation import on_image_plane, unobservable_note
 from pipeline.inspect.data.playback import skeleton_edges
 from pipeline.inspect.plots.figures import new_figure
+from pipeline.store.attrs import residual_unit
 
 __all__ = ["plot_skeleton_frame"]
 
@@ -190,7 +191,7 @@ def _finish(
         rms = ""
         if "rms_error" in ds:
             value = float(ds["rms_error"].isel(time=k).sel(individual=name).values)
-            rms = f" (RMS {value:.3g} {unit})"
+            rms = f" (RMS {value:.3g} {residual_unit(ds.attrs)})"
         handles.append(Line2D([], [], color=color(i), lw=2, marker="o", ms=4, label=name + rms))
     if has_observed:
         handles.append(Line2D([], [], color="black", ls="", marker="x", label="observed"))

@@ -47,6 +47,7 @@ from pipeline.inspect.data.playback import (
 from pipeline.inspect.viewer.angle_panel import angle_axis, angle_traces, angle_units, gap_shapes
 from pipeline.inspect.viewer.controls import frame_slider, joint_menu, play_buttons
 from pipeline.inspect.viewer.traces import error_traces, frame_traces
+from pipeline.store.attrs import residual_unit
 
 __all__ = ["SPEEDS", "view", "viewer_figure", "viewer_spec"]
 
@@ -127,7 +128,7 @@ def viewer_spec(
     joint : str, optional
         The joint whose angles are shown first (default the first with DOFs).
     residual_threshold : float, optional
-        Residuals above it (length units) are flagged; default
+        Residuals above it (the fit's ``residual_unit``) are flagged; default
         :func:`~pipeline.inspect.data.playback.large_residual_threshold`.
     height : int
         Figure height (px).
@@ -157,9 +158,10 @@ def viewer_spec(
         SessionFrames.load(ds, ind, kept, observed, plan, residual_threshold) for ind in individuals
     ]
     unit, t_unit = length_unit(ds), time_unit(ds)
+    error_unit = residual_unit(ds.attrs)  # px for 2D fits: not the positions' unit
     traces, frame_data = [], [[] for _ in kept]
     for i, (ind, frames) in enumerate(zip(individuals, per, strict=True)):
-        base, per_frame = frame_traces(frames, paths, names, ind, color(i), unit)
+        base, per_frame = frame_traces(frames, paths, names, ind, color(i), unit, error_unit)
         traces += base
         for f, data in enumerate(per_frame):
             frame_data[f] += data
@@ -179,7 +181,7 @@ def viewer_spec(
         )
         shown = next(iter(groups))
     t = np.asarray(ds["time"].values, dtype=float)
-    cursor_a, cursor_e, err = error_traces(ds, individuals, kept, t, unit)
+    cursor_a, cursor_e, err = error_traces(ds, individuals, kept, t, error_unit)
     fixed = traces + [cursor_a, cursor_e, *err]
     n_dynamic = len(traces)
     shapes, never = gap_shapes(ds, angles, groups, individuals, plan)
@@ -246,7 +248,7 @@ def viewer_spec(
             **angle_axis(ranges.get(shown)),
         },
         xaxis2={"domain": [0.6, 1.0], "anchor": "y2", "title": {"text": f"time ({t_unit})"}},
-        yaxis2={"domain": [0.0, 0.35], "title": {"text": f"RMS error ({unit})"}},
+        yaxis2={"domain": [0.0, 0.35], "title": {"text": f"RMS error ({error_unit})"}},
         yaxis3={"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True},
         yaxis4={"overlaying": "y2", "range": [0, 1], "visible": False, "fixedrange": True},
         sliders=[frame_slider(kept, t, t_unit)],

@@ -44,8 +44,12 @@ def frame_traces(
     individual: str,
     tint: str,
     unit: str,
+    error_unit: str | None = None,
 ) -> tuple[list[dict], list[list[dict]]]:
     """The 3D traces of one individual: their first-frame form, and each frame's update.
+
+    ``unit`` is the positions' (hover text), ``error_unit`` the residuals' (the
+    large-residual legend; default ``unit``).
 
     Returns
     -------
@@ -74,7 +78,7 @@ def frame_traces(
     titles = {
         "observed": f"{individual} observed",
         "missing": f"{individual} missing keypoint",
-        "large": f"{individual} residual > {frames.threshold:.3g} {unit}",
+        "large": f"{individual} residual > {frames.threshold:.3g} {error_unit or unit}",
         "limit": f"{individual} joint at a limit",
     }
     for kind in kinds:

@@ -6,7 +6,8 @@ scale estimated (about 0.6 plan lengths per pixel, so plan lengths and pixels di
 The reference is recomputed outside the solver from the store's own records: the stored
 fitted keypoints divided by the stored ``image_scale`` against the tracks store's
 detections, in pixels. The store's ``residual`` and ``rms_error`` must be that; the CLI
-summary, the CSV export and the HTML report must print the same median.
+summary, the CSV export and the HTML report must print the same median, and the viewer
+draw the same per-frame RMS on a px axis.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from typer.testing import CliRunner
 
 from flows.cli.app import app
 from pipeline.export.exporter_registry import export
+from pipeline.inspect import open_observed, view
 from pipeline.inspect.report.pages import write_session_report
+from pipeline.inspect.viewer.encoding import decode
 from pipeline.store import open_tracks, write_tracks
 from pipeline.store.fit import open_fit
 from tests.unit.calibrate.test_image_scale import PLAN, SLP_MAP, slp_session
@@ -75,8 +78,8 @@ def test_store_cli_csv_and_report_agree_on_the_pixel_rms(tmp_path):
     np.testing.assert_allclose(stored, residual, rtol=1e-4, atol=1e-4)
     store_rms = fit["rms_error"].transpose("time", "individual").values
     np.testing.assert_allclose(store_rms, rms, rtol=1e-4, atol=1e-4)
-    view = fit["reprojection_error"].isel(view=0).transpose("time", "individual", "keypoint")
-    np.testing.assert_allclose(view.values, residual, rtol=1e-4, atol=1e-4)
+    one = fit["reprojection_error"].isel(view=0).transpose("time", "individual", "keypoint")
+    np.testing.assert_allclose(one.values, residual, rtol=1e-4, atol=1e-4)
     median = f"{np.median(rms):.4g}"
     print(f"slp mouse, {FRAMES} frames: median RMS {median} px (scale "
           f"{observation['image_scale']:.4g} plan lengths per px)")  # fmt: skip
@@ -96,3 +99,8 @@ def test_store_cli_csv_and_report_agree_on_the_pixel_rms(tmp_path):
     report = write_session_report(out, tmp_path / "fit.html").read_text("utf-8")
     shown = re.search(r"<th>median RMS \(px\)</th><td>([^<]+)</td>", report)
     assert shown is not None and shown.group(1) == median
+
+    figure = view(fit, open_observed(fit)).to_plotly_json()
+    assert figure["layout"]["yaxis2"]["title"]["text"] == "RMS error (px)"
+    (line,) = [d for d in figure["data"] if (d.get("meta") or {}).get("kinefit") == "rms"]
+    np.testing.assert_allclose(decode(line["y"]), rms[:, 0], rtol=1e-4)
