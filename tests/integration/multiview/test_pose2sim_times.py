@@ -4,7 +4,8 @@ Pose2Sim's ``.trc`` of the demo numbers the JSON's frame ``k`` as ``Frame# k + 1
 ``Time (k + 1) / 60`` and its ``.mot`` (OpenSim's IK of that ``.trc``) keeps those times.
 The 4 cameras' OpenPose JSON ingested with the project's ``Config.toml``, frames 10 to 12
 fitted through the cameras: the ``.mot`` and ``.trc`` rows carry, row by row, the times the
-published files give the same frames.
+published files give the same frames. The model's pelvis, knees and spine translate
+(slide DOFs): its BVH export, read back by bvhio, puts every joint where the fit did.
 """
 
 from __future__ import annotations
@@ -84,3 +85,23 @@ def test_plain_openpose_ingest_keeps_its_own_clock_and_says_so() -> None:
     p2s = _read(fps=60, time_origin="pose2sim", frame_range=(30, 33))
     np.testing.assert_allclose(p2s["time"].values, np.arange(1, 4) / 60)
     assert p2s.attrs["time_origin"] == "pose2sim"
+
+
+def test_the_bvh_of_the_fit_with_its_slides_reads_back_where_the_fit_put_every_joint(
+    fit: Path,
+) -> None:
+    import bvhio
+    import xarray as xr
+
+    from pipeline.export.common import fit_plan
+
+    store = xr.open_zarr(fit)
+    plan = fit_plan(store)
+    out = export("bvh", fit, fit.parent / "f.bvh").files[0]
+    root = bvhio.readAsHierarchy(str(out))
+    joints = {joint.Name: joint for joint, *_ in root.layout()}
+    want = store["fitted_position"].isel(individual=0).transpose("time", "keypoint", "space")
+    for f in range(store.sizes["time"]):
+        root.loadPose(f)
+        got = np.array([list(joints[name].PositionWorld) for name in plan.joint_names])
+        np.testing.assert_allclose(got, want.values[f], atol=1e-6)  # metres
