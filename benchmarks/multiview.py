@@ -121,6 +121,7 @@ def pose2sim_demo(frames: int | None) -> None:
     from pipeline.config.pose2sim_project import pose2sim_reader_options
     from pipeline.export import export
     from pipeline.fit import fit_session
+    from pipeline.kinematics.step_groups import compiled_refusal
     from pipeline.store import write_tracks
     from pipeline.store.chunks import chunk_seconds
 
@@ -178,7 +179,9 @@ def pose2sim_demo(frames: int | None) -> None:
         print(f"  {name:45s} {sec:7.2f} s")
     total = sum(v for k, v in stages.items() if "triangulate" not in k)
     print(f"  {'end to end (ingest, import, direct fit, export)':45s} {total:7.2f} s")
-    print("  frames/s: solver (chunk solve time) / session fit (with its store):")
+    refusal = compiled_refusal(plan)
+    engine = f"numpy engine ({refusal})" if refusal else "compiled engine"
+    print(f"  frames/s: solver (chunk solve time) / session fit (with its store); {engine}:")
     for mode, (solver, session) in fit_fps.items():
         bad, mean, top = notes[mode]
         print(
