@@ -20,8 +20,14 @@ truth are pooled over frames and DOFs (median and 95th percentile). Robust loss:
 ``--pose2sim`` runs Pose2Sim's demo trial end to end instead (4 cameras of OpenPose
 BODY_25B JSON, 100 frames, ``Model_Pose2Sim_body25b_scaled.osim``; the shared data's
 ``pose2sim`` folder): ingest with its ``Config.toml`` (reading, person association,
-store), the session fit in this process (direct, then ``triangulate``: DLT then the 3D
-fit, the baseline), and the ``.mot`` export, each stage timed, the same run.
+store), the model's import, the session fit in this process (direct, then
+``triangulate``: DLT then the 3D fit, the baseline; compiled kernels and the plan loaded
+first, on 2 frames), and the ``.mot`` export, each stage timed, the same run. Fit frames/s
+are given twice: over the solver's time (the fit store's per-chunk solve seconds) and over
+the whole session fit (reading and writing its store). The peer, same run: OpenSim's
+``InverseKinematicsTool`` with Pose2Sim's IK setup and scaled model on Pose2Sim's filtered
+``.trc`` (its triangulation; the tool timed end to end) when ``opensim`` imports. Printed
+with the commit, the date, the core count and the load average before and after.
 """
 
 from __future__ import annotations
@@ -60,53 +66,135 @@ def _timed(run, repeats: int) -> tuple[float, object]:
     return statistics.median(times), result
 
 
+def _commit() -> str:
+    """The checkout's short commit (``+dirty`` with uncommitted changes)."""
+    import subprocess
+
+    try:
+        git = ["git", "-C", str(REPO)]
+        run = [[*git, "rev-parse", "--short", "HEAD"], [*git, "status", "--porcelain", "-uno"]]
+        head, dirty = (subprocess.run(c, capture_output=True, text=True, check=True) for c in run)
+        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def _opensim_ik(demo, tmp, n: int, fps: float) -> float | None:
+    """Frames/s of OpenSim's IK tool on Pose2Sim's filtered ``.trc`` (its setup), or None."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        import opensim as osim
+    except ImportError:
+        return None
+    osim.Logger.setLevelString("error")
+    setup = demo / "opensim" / "IK_Setup_Pose2Sim_Body25b.xml"
+    tree = ET.parse(setup)
+    tool = tree.getroot().find("InverseKinematicsTool")
+    fields = {
+        "model_file": demo / "opensim" / "Model_Pose2Sim_body25b_scaled.osim",
+        "marker_file": demo / "pose-3d" / "S00_P00_T01_BalancingTrial_0-100_filt_butterworth.trc",
+        "results_directory": tmp,
+        "output_motion_file": tmp / "opensim_ik.mot",
+        "time_range": f"{1 / fps!r} {n / fps!r}",  # Frame# 1 .. n of the .trc
+    }
+    for tag, value in fields.items():
+        tool.find(tag).text = str(value)
+    tree.write(tmp / setup.name)
+    ik = osim.InverseKinematicsTool(str(tmp / setup.name))
+    t0 = time.perf_counter()
+    ik.run()  # reads the .trc, solves, writes the .mot and the marker errors
+    return n / (time.perf_counter() - t0)
+
+
 def pose2sim_demo(frames: int | None) -> None:
-    """Pose2Sim's demo trial end to end: wall time per stage, fit frames/s direct vs DLT."""
+    """Pose2Sim's demo trial end to end: wall time per stage, fit frames/s against peers."""
+    import datetime
+    import platform
     import tempfile
     import warnings
     from pathlib import Path
+
+    import xarray as xr
 
     from pipeline.archive.view_files import read_views
     from pipeline.config.pose2sim_project import pose2sim_reader_options
     from pipeline.export import export
     from pipeline.fit import fit_session
+    from pipeline.kinematics.step_groups import compiled_refusal
     from pipeline.store import write_tracks
+    from pipeline.store.chunks import chunk_seconds
 
+    load_before = os.getloadavg()
     demo = REPO.parent / "shared" / "data" / "pose2sim"
     model = demo / "opensim" / "Model_Pose2Sim_body25b_scaled.osim"
     options = pose2sim_reader_options(demo / "Config.toml")
     fps = options.pop("fps")
     if frames:
         options["frame_range"] = (0, frames)
+    stages, fit_fps, notes = {}, {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         t0 = time.perf_counter()
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)  # the skipped *.json.old files
+            warnings.simplefilter("ignore")  # the skipped *.json.old files, model notes
             ds = read_views(
                 sorted((demo / "pose").glob("cam0*_json")), demo / "Calib.toml", fps=fps, **options
             )
-        write_tracks(ds, tmp / "demo.zarr")
-        stages = {"ingest (read 4 x JSON, associate, store)": time.perf_counter() - t0}
+            write_tracks(ds, tmp / "demo.zarr")
+            stages["ingest (read 4 x JSON, associate, store)"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            plan = load_body_plan(model)
+            stages["import the .osim model"] = time.perf_counter() - t0
+            write_tracks(ds.isel(time=slice(0, 2)), tmp / "warm.zarr")
+            warm_up()
+            for mode in ("direct", "triangulate"):  # compiled kernels and plan caches loaded
+                fit_session(tmp / "warm.zarr", plan, SolverConfig(), tmp / "w", multiview=mode)
         n = ds.sizes["time"]
-        fit_s = {}
         for mode in ("direct", "triangulate"):
             t0 = time.perf_counter()
-            fit_session(
-                tmp / "demo.zarr", model, SolverConfig(), tmp / f"{mode}.zarr", multiview=mode
-            )
-            fit_s[mode] = stages[f"fit, {mode}"] = time.perf_counter() - t0
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # unobservable DOFs, unmapped keypoints
+                report = fit_session(
+                    tmp / "demo.zarr", plan, SolverConfig(), tmp / f"{mode}.zarr", multiview=mode
+                )
+            stages[f"fit, {mode}"] = wall = time.perf_counter() - t0
+            solve = float(np.nansum(chunk_seconds(tmp / f"{mode}.zarr")[:, 1]))
+            iters = xr.open_zarr(tmp / f"{mode}.zarr")["iterations"].values
+            fit_fps[mode] = (n / solve, n / wall)
+            notes[mode] = (report.not_converged, float(np.mean(iters)), int(np.max(iters)))
         t0 = time.perf_counter()
-        export("mot", tmp / "direct.zarr", tmp / "demo.mot")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # unobservable DOFs
+            export("mot", tmp / "direct.zarr", tmp / "demo.mot")
         stages["export .mot"] = time.perf_counter() - t0
-    print(f"Pose2Sim demo, {n} frames, 4 cameras, {os.getloadavg()[0]:.1f} load average")
+        peer = _opensim_ik(demo, tmp, n, fps)
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    print(f"Pose2Sim demo, {n} frames, 4 cameras; commit {_commit()}; {now}")
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, one thread; "
+        f"load average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after"
+    )
     for name, sec in stages.items():
-        print(f"  {name:45s} {sec:7.1f} s")
+        print(f"  {name:45s} {sec:7.2f} s")
     total = sum(v for k, v in stages.items() if "triangulate" not in k)
-    print(f"  end to end (ingest, direct fit, export)       {total:7.1f} s")
-    for mode, sec in fit_s.items():
-        print(f"  fit {mode:12s} {n / sec:7.1f} frames/s (session fit, with its store)")
-    print(f"  direct / triangulate time ratio {fit_s['direct'] / fit_s['triangulate']:.2f}x")
+    print(f"  {'end to end (ingest, import, direct fit, export)':45s} {total:7.2f} s")
+    refusal = compiled_refusal(plan)
+    engine = f"numpy engine ({refusal})" if refusal else "compiled engine"
+    print(f"  frames/s: solver (chunk solve time) / session fit (with its store); {engine}:")
+    for mode, (solver, session) in fit_fps.items():
+        bad, mean, top = notes[mode]
+        print(
+            f"    kinefit {mode:12s} {solver:8.1f} / {session:8.1f}   iterations mean "
+            f"{mean:.1f}, max {top}; not converged {bad} of {n}"
+        )
+    if peer is None:
+        print("    OpenSim IK: opensim not importable, not run")
+    else:
+        print(f"    OpenSim {'IK on the filtered .trc':17s} {peer:8.1f} (its tool, end to end)")
+        print(f"  kinefit direct solver / OpenSim IK: {fit_fps['direct'][0] / peer:.1f}x")
+    ratio = fit_fps["triangulate"][0] / fit_fps["direct"][0]
+    print(f"  direct / triangulate solver time ratio {ratio:.2f}x")
 
 
 def main() -> None:

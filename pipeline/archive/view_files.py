@@ -23,7 +23,7 @@ import xarray as xr
 from pipeline.archive.view_people import match_people, people_options
 from pipeline.cameras import read_calibration
 from pipeline.cameras.pairing import pair_views
-from pipeline.errors import TracksError
+from pipeline.errors import ConfigError, TracksError
 from pipeline.provenance.hashing import json_sha256, tree_sha256
 from pipeline.tracks import read_tracks
 from pipeline.tracks.multiview import make_multiview_dataset
@@ -33,6 +33,27 @@ __all__ = ["read_views", "view_name", "views_fingerprint"]
 
 #: Views as given: name -> file, or files alone (named after the files).
 Views = Mapping[str, str | Path] | Sequence[str | Path]
+
+#: ``time_origin`` choices: what time a session frame gets (see :func:`read_views`).
+TIME_ORIGINS: dict[str, str] = {
+    "frames": "time = session frame / fps (session frame 0, the first file's, at 0 s)",
+    "pose2sim": "time = (k + 1) / fps, k the frame's index in the frame range: Pose2Sim's "
+    ".trc Frame# and Time and its .mot time (Frame# 1 at 1/fps)",
+}
+
+
+def _with_time_origin(ds: xr.Dataset, origin: Any, source: str) -> xr.Dataset:
+    """``ds`` with the ``time`` of ``origin`` (a :data:`TIME_ORIGINS` key) and its attr."""
+    if origin == "pose2sim":
+        fps = ds.attrs.get("fps")
+        if not fps:
+            raise ConfigError(f"{source}: time_origin 'pose2sim' needs a frame rate (fps)")
+        attrs = dict(ds["time"].attrs)
+        ds = ds.assign_coords(time=(np.arange(ds.sizes["time"]) + 1) / float(fps))
+        ds["time"].attrs.update(attrs)
+    ds.attrs["time_origin"] = origin
+    ds.attrs["time_origin_rule"] = TIME_ORIGINS[origin]
+    return ds
 
 
 def view_name(path: str | Path) -> str:
@@ -141,6 +162,11 @@ def read_views(
         individuals are per-frame candidates (OpenPose-style JSON) are reduced to the one
         person the cameras agree on (:mod:`pipeline.cameras.association`). And
         ``frame_range=(start, stop)``: keep session frames ``start`` to ``stop - 1``.
+        And ``time_origin``: ``"frames"`` (default) times each frame ``session frame /
+        fps``, the first frame of the files at 0 s, a range's frames keeping theirs;
+        ``"pose2sim"`` numbers the kept frames from 1 at ``1 / fps``, as Pose2Sim's
+        ``.trc`` (``Frame#``, ``Time``) and ``.mot`` do, so exports line up with them row
+        by row. Kept in ``attrs["time_origin"]``.
 
     Returns
     -------
@@ -164,6 +190,12 @@ def read_views(
     world_up = options.pop("up_axis", None)
     people = people_options(options, str(calibration))
     frame_range = options.pop("frame_range", None)
+    time_origin = options.pop("time_origin", "frames")
+    if time_origin not in TIME_ORIGINS:
+        raise ConfigError(
+            f"{calibration}: option 'time_origin' = {time_origin!r}; valid: "
+            + ", ".join(TIME_ORIGINS)
+        )
     calibration = Path(calibration)
     cameras, rule = pair_views(
         read_calibration(calibration, unit=unit), names, named=named, source=str(calibration)
@@ -240,6 +272,7 @@ def read_views(
                 f"{out.sizes['time'] - 1}; expected 0 <= start < stop <= {out.sizes['time']}"
             )
         out = out.isel(time=slice(start, stop))
+    out = _with_time_origin(out, time_origin, str(calibration))
     return match_people(out, people)
 
 

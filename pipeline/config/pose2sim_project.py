@@ -12,7 +12,13 @@ Read (every other section is Pose2Sim's own business and ignored):
   and ``triangulation.min_cameras_for_triangulation``: the person association
   (:class:`pipeline.cameras.association.AssociationSettings`);
 - the world's up axis: Pose2Sim's calibrations are Z up (its ``.trc`` files turn them
-  into OpenSim's Y up), so ``z``.
+  into OpenSim's Y up), so ``z``;
+- the time origin: Pose2Sim's ``.trc`` numbers the frames of the range from 1
+  (``Frame# 1``, ``Time = 1 / fps``) and OpenSim's IK ``.mot`` of it keeps those times, so
+  ``time_origin="pose2sim"`` (:func:`pipeline.archive.view_files.read_views`): the JSON's
+  first frame of the range is at ``1 / fps``, and a fit's exports line up row by row with
+  the project's Pose2Sim results. Later Pose2Sim releases write ``Time = frame / fps``
+  instead; ``time_origin="frames"`` gives those times.
 
 :func:`pose2sim_reader_options` turns them into reader options of
 :func:`pipeline.archive.view_files.read_views`; each problem is one
@@ -67,8 +73,8 @@ def pose2sim_reader_options(path: str | Path) -> dict[str, Any]:
     Returns
     -------
     dict
-        ``fps`` (when set), ``skeleton``, ``frame_range`` (when set), ``up_axis="z"``
-        and the ``association_*`` options.
+        ``fps`` (when set), ``skeleton``, ``frame_range`` (when set), ``up_axis="z"``,
+        ``time_origin="pose2sim"`` and the ``association_*`` options.
 
     Raises
     ------
@@ -82,7 +88,7 @@ def pose2sim_reader_options(path: str | Path) -> dict[str, Any]:
         doc = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: not a TOML file ({err})") from None
-    out: dict[str, Any] = {"up_axis": "z"}
+    out: dict[str, Any] = {"up_axis": "z", "time_origin": "pose2sim"}
     rate = _get(doc, "project.frame_rate")
     if rate is not None and rate != "auto":
         out["fps"] = _number(path, "project.frame_rate", rate)

@@ -16,7 +16,17 @@ those world-aligned rest axes, ``C_j = B_parent^T B_j`` with ``B_j = G_j W_j^T``
 float64), so reading the file back puts every joint where the fit put it. Channels are
 unwrapped over time (no 360 degree flips). ``Frame Time`` is ``1 / fps``. Lengths are
 the fit's units (BVH records none); frames the solver left NaN repeat the nearest fitted
-frame. Plans with slide DOFs below the root have no BVH equivalent and are refused.
+frame.
+
+Slides (translational DOFs, any joint, the root's too): a joint with slide DOFs gets a
+child ``<joint>_slide`` (``_`` appended until the name is unique) with ``OFFSET 0 0 0``
+and ``CHANNELS 3 Xposition Yposition Zposition``: the joint's origin after its own DOFs
+(its keypoint moved by its slides, where the plan's children hang from), in the joint's
+world-aligned rest axes, ``B_j^T (o_j - p_j)``; the joint's children hang from it. The
+joint itself stays at its keypoint, so every plan joint reads back where the fit put it,
+whatever the order of the joint's slides and rotations (the position channels take any
+translation). With a zero offset, readers that add position channels to the offset and
+readers that replace it by them agree.
 """
 
 from __future__ import annotations
@@ -40,7 +50,7 @@ from pipeline.export.common import (
     split_by_individual,
     written_by,
 )
-from pipeline.kinematics import forward_kinematics
+from pipeline.kinematics.fk_jacobian import joint_frames
 from pipeline.kinematics.rotations import quat_to_matrix
 
 #: The format contract's declaration (:mod:`pipeline.formats.contract`).
@@ -76,14 +86,19 @@ def _fill(values: np.ndarray) -> np.ndarray:
     return values[good[np.clip(idx, 0, None)]]
 
 
+def slide_joints(plan: BodyPlan) -> list[int]:
+    """Indices of the joints with slide DOFs (or slide axes driven by coupled coordinates)."""
+    return [j for j, joint in enumerate(plan.joints) if any(a.type == "slide" for a in joint.axes)]
+
+
 def motion(
     plan: BodyPlan,
     dof_values: np.ndarray,
     root_position: np.ndarray,
     root_orientation: np.ndarray,
     rotation_order: str = "ZXY",
-) -> tuple[np.ndarray, np.ndarray]:
-    """Root positions and per-joint Euler channels of poses.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Root positions, per-joint Euler channels and slide channels of poses.
 
     Parameters
     ----------
@@ -101,10 +116,11 @@ def motion(
         World position of the root keypoint (length units).
     channels : (T, n_joints, 3) array
         Degrees, in ``rotation_order``, unwrapped over time.
+    slides : (T, n_slide_joints, 3) array
+        Position channels of the ``<joint>_slide`` children, :func:`slide_joints` order
+        (length units).
     """
-    positions, rotations = forward_kinematics(
-        plan, dof_values, root_position, root_orientation, return_rotations=True
-    )
+    positions, origins, rotations = joint_frames(plan, dof_values, root_position, root_orientation)
     rest = rest_rotations(plan)
     frames = rotations @ np.swapaxes(rest, -1, -2)  # B_j = G_j W_j^T
     parent = plan.parent_indices
@@ -116,7 +132,10 @@ def motion(
         warnings.simplefilter("ignore", UserWarning)  # gimbal lock still recomposes exactly
         euler = Rotation.from_matrix(flat).as_euler(rotation_order)
     channels = unwrap(euler.reshape(local.shape[:2] + (3,)), axis=0)
-    return positions[:, 0], np.degrees(channels)
+    moved = slide_joints(plan)
+    shift = (origins - positions)[:, moved, :, None]
+    slides = (np.swapaxes(frames[:, moved], -1, -2) @ shift)[..., 0]
+    return positions[:, 0], np.degrees(channels), slides
 
 
 def _name(name: str) -> str:
@@ -124,17 +143,30 @@ def _name(name: str) -> str:
 
 
 def bvh_text(
-    plan: BodyPlan, fps: float, position: np.ndarray, channels: np.ndarray, order: str
+    plan: BodyPlan,
+    fps: float,
+    position: np.ndarray,
+    channels: np.ndarray,
+    order: str,
+    slides: np.ndarray | None = None,
 ) -> str:
-    """The BVH file of a motion (see :func:`motion`)."""
+    """The BVH file of a motion (see :func:`motion`; ``slides`` required with slide joints)."""
     rest = rest_rotations(plan)
     parent = plan.parent_indices
     children: dict[int, list[int]] = {i: [] for i in range(plan.n_joints)}
     for j, p in enumerate(parent):
         if p >= 0:
             children[int(p)].append(j)
+    moved = {j: k for k, j in enumerate(slide_joints(plan))}
+    taken = {_name(j.name) for j in plan.joints}
     rot = " ".join(f"{axis}rotation" for axis in order)
     lines = ["HIERARCHY"]
+    columns: list[np.ndarray] = []
+
+    def close(pad: str, leaf: bool) -> None:
+        if leaf:
+            lines.extend([f"{pad}  End Site", f"{pad}  {{", f"{pad}    OFFSET 0 0 0", f"{pad}  }}"])
+        lines.append(f"{pad}}}")
 
     def emit(j: int, depth: int) -> None:
         pad = "  " * depth
@@ -143,39 +175,37 @@ def bvh_text(
             lines.append(f"{pad}ROOT {_name(joint.name)}")
             offset = np.zeros(3)
             chans = f"CHANNELS 6 Xposition Yposition Zposition {rot}"
+            columns.extend([position, channels[:, j]])
         else:
             lines.append(f"{pad}JOINT {_name(joint.name)}")
             offset = rest[parent[j]] @ np.asarray(joint.offset_pos, dtype=np.float64)
             chans = f"CHANNELS 3 {rot}"
-        lines.append(f"{pad}{{")
-        lines.append(f"{pad}  OFFSET {' '.join(f'{v:.10g}' for v in offset)}")
+            columns.append(channels[:, j])
+        lines.extend([f"{pad}{{", f"{pad}  OFFSET {' '.join(f'{v:.10g}' for v in offset)}"])
         lines.append(f"{pad}  {chans}")
+        inner, depth_in = pad, depth
+        if j in moved:
+            assert slides is not None
+            name = _name(joint.name) + "_slide"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            inner, depth_in = pad + "  ", depth + 1
+            lines.extend([f"{inner}JOINT {name}", f"{inner}{{", f"{inner}  OFFSET 0 0 0"])
+            lines.append(f"{inner}  CHANNELS 3 Xposition Yposition Zposition")
+            columns.append(slides[:, moved[j]])
         for c in children[j]:
-            emit(c, depth + 1)
-        if not children[j]:
-            lines.extend([f"{pad}  End Site", f"{pad}  {{", f"{pad}    OFFSET 0 0 0", f"{pad}  }}"])
-        lines.append(f"{pad}}}")
+            emit(c, depth_in + 1)
+        close(inner, not children[j])
+        if j in moved:
+            close(pad, False)
 
     emit(0, 0)
-    order_of = _tree_order(children)
-    values = np.concatenate(
-        [position, channels[:, order_of].reshape(channels.shape[0], -1)], axis=1
-    )
+    values = np.concatenate(columns, axis=1)
     lines += ["MOTION", f"Frames: {values.shape[0]}", f"Frame Time: {1.0 / fps:.10g}"]
     body = io.StringIO()
     np.savetxt(body, values, fmt="%.10g", delimiter=" ")
     return "\n".join(lines) + "\n" + body.getvalue()
-
-
-def _tree_order(children: dict[int, list[int]]) -> list[int]:
-    """Joints in the depth-first order the hierarchy lists them (channel order)."""
-    out: list[int] = []
-    stack = [0]
-    while stack:
-        j = stack.pop()
-        out.append(j)
-        stack.extend(reversed(children[j]))
-    return out
 
 
 def outputs(
@@ -207,20 +237,12 @@ def outputs(
     Raises
     ------
     ExportError
-        Unknown rotation order or individual, no frame rate, slide DOFs below the root.
+        Unknown rotation order or individual, no frame rate.
     """
     order = rotation_order.upper()
     if order not in ROTATION_ORDERS:
         raise ExportError(
             f"bvh export: rotation order {rotation_order!r}; valid: {', '.join(ROTATION_ORDERS)}"
-        )
-    slides = [
-        plan.joints[plan.dof_joint[i]].name for i, d in enumerate(_dofs(plan)) if d == "slide"
-    ]
-    if slides:
-        raise ExportError(
-            f"bvh export: joint(s) {', '.join(sorted(set(slides)))} have slide DOFs, which BVH "
-            "cannot express (only the root translates)"
         )
     fps = frame_rate(fit, "bvh export")
     names = pick_individuals(fit, individual, "bvh export")
@@ -230,11 +252,7 @@ def outputs(
         q = _fill(np.asarray(sel["dof_value"].transpose("time", "dof").values, dtype=np.float64))
         rp = _fill(np.asarray(sel["root_position"].transpose("time", "space").values, np.float64))
         rq = _fill(np.asarray(sel["root_orientation"].transpose("time", "quat").values, np.float64))
-        position, channels = motion(plan, q, rp, rq, order)
-        text = bvh_text(plan, fps, position, channels, order)
+        position, channels, slides = motion(plan, q, rp, rq, order)
+        text = bvh_text(plan, fps, position, channels, order, slides)
         result.append(Output(path, lambda tmp, text=text: tmp.write_text(text, encoding="utf-8")))
     return result
-
-
-def _dofs(plan: BodyPlan) -> list[str]:
-    return [d.type for j in plan.joints for d in j.dofs]

@@ -44,7 +44,14 @@ from pipeline.kinematics.rotations import (
     quat_to_matrix,
 )
 
-__all__ = ["FKState", "fk_state", "forward_kinematics", "joint_rotations_local", "jacobian"]
+__all__ = [
+    "FKState",
+    "fk_state",
+    "forward_kinematics",
+    "joint_frames",
+    "joint_rotations_local",
+    "jacobian",
+]
 
 
 class FKState(NamedTuple):
@@ -64,6 +71,9 @@ class FKState(NamedTuple):
     root_position : (S, 3)
     chain : (S, M) array or None
         Coupled models: each step's derivative along its root DOF (``step_values``).
+    origins : (S, J, 3) array or None
+        Each joint's frame origin after its own DOFs (its keypoint moved by its slides),
+        where its children's offsets start.
     """
 
     positions: np.ndarray
@@ -72,6 +82,7 @@ class FKState(NamedTuple):
     pivots: np.ndarray
     root_position: np.ndarray
     chain: np.ndarray | None = None
+    origins: np.ndarray | None = None
 
 
 def _matvec(m: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -177,7 +188,7 @@ def fk_state(
                     org[:, local] = o
         rot_after[:, lev.joints] = rot
         org_after[:, lev.joints] = org
-    return FKState(pos, rot_after, axes, pivots, root_position, chain)
+    return FKState(pos, rot_after, axes, pivots, root_position, chain, org_after)
 
 
 def _prepare(plan: BodyPlan, dof_values, root_position, root_orientation):
@@ -236,6 +247,43 @@ def forward_kinematics(
     if return_rotations:
         return positions, st.rotations.reshape(lead + (plan.n_joints, 3, 3))
     return positions
+
+
+def joint_frames(
+    plan: BodyPlan,
+    dof_values: np.ndarray,
+    root_position: np.ndarray | None = None,
+    root_orientation: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Keypoints, joint origins after their own DOFs and joint rotations, batched.
+
+    Parameters
+    ----------
+    plan : BodyPlan
+    dof_values : (..., n_dofs) array
+        Rad for rotations, length units for slides.
+    root_position : (..., 3) array, optional
+    root_orientation : (..., 4) array, optional
+        ``(w, x, y, z)``.
+
+    Returns
+    -------
+    positions : (..., n_joints, 3) array
+        Keypoints (:func:`forward_kinematics`), length units.
+    origins : (..., n_joints, 3) array
+        Each joint's origin after its slides (its keypoint where it has none), length units.
+    rotations : (..., n_joints, 3, 3) array
+        Each joint's world rotation after its own DOFs.
+    """
+    model, q, rp, rr, lead = _prepare(plan, dof_values, root_position, root_orientation)
+    st = fk_state(model, q, rp, rr, need_axes=False)
+    assert st.origins is not None
+    shape = lead + (plan.n_joints,)
+    return (
+        st.positions.reshape(shape + (3,)),
+        st.origins.reshape(shape + (3,)),
+        st.rotations.reshape(shape + (3, 3)),
+    )
 
 
 def jacobian_from_state(model: KinematicModel, st: FKState) -> np.ndarray:

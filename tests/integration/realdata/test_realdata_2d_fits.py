@@ -7,8 +7,9 @@ else the file's first keypoints onto the plan's four observed joints (a mapped p
 fit's quality is not this test's subject). Then the session report, the notebook's
 views and every exporter run on the fit. What one view cannot measure (depth, the tilts
 out of the image) is said: in the report, on the figures and as a warning of every
-export. An exporter that does not apply to the plan (BVH has no slides, ``.mot`` needs an
-OpenSim model, ``qpos`` an MJCF/URDF one) refuses with one clear error, writing nothing.
+export (BVH too: the plan's slides are position channels). An exporter that does not apply
+to the plan (``.mot`` needs an OpenSim model, ``qpos`` an MJCF/URDF one) refuses with one
+clear error, writing nothing.
 Kimodo's export needs a Kimodo skeleton file and is not automatic: not run here.
 """
 
@@ -69,9 +70,8 @@ TWO_D = sorted(
 THREE_D = ("dlc3_3d.csv", "0.1.1_poseestimation_nodes_edges.nwb")
 TWO_D = [p for p in TWO_D if p.name not in THREE_D and "anipose" not in p.name]
 IDS = [str(p.relative_to(REALDATA)) for p in TWO_D]
-#: What each refused exporter says (the plan has a slide and no engine of its own).
+#: What each refused exporter says (the plan has no engine of its own).
 REFUSED = {
-    "bvh": "slide DOFs, which BVH cannot express",
     "mot": "not imported from an OpenSim model",
     "qpos": "no engine mapping",
 }

@@ -14,6 +14,7 @@ CONFIG = SHARED / "data" / "pose2sim" / "Config.toml"
 def test_the_demo_config_gives_rate_skeleton_world_and_association():
     assert pose2sim_reader_options(CONFIG) == {
         "up_axis": "z",
+        "time_origin": "pose2sim",
         "fps": 60.0,
         "skeleton": "BODY_25B",
         "association_min_confidence": 0.3,
@@ -65,7 +66,9 @@ def test_ingest_with_the_pose2sim_config_reads_the_demo_as_pose2sim_does(tmp_pat
     assert ok.exit_code == 0, ok.output
     ds = open_tracks(out)
     assert ds.sizes["time"] == 30 and ds.attrs["fps"] == 60.0
-    np.testing.assert_allclose(ds["time"].values, np.arange(30, 60) / 60)
+    # Pose2Sim numbers a range's frames from 1 (Frame# 1 at 1/60 s in its .trc and .mot)
+    np.testing.assert_allclose(ds["time"].values, np.arange(1, 31) / 60)
+    assert ds.attrs["time_origin"] == "pose2sim"
     assert ds.attrs["skeleton"] == "BODY_25B" and ds.attrs["up_axis"] == "z"
     assert ds.attrs["association"]["keypoints"] == ["Neck"]
-    np.testing.assert_array_equal(ds["person_index"].sel(time=52 / 60).values, [0, 0, -1, 0])
+    np.testing.assert_array_equal(ds["person_index"].sel(time=23 / 60).values, [0, 0, -1, 0])
