@@ -26,9 +26,9 @@ def auto_plan(tracks: Path, keypoint_map: Any, calibrate: bool = True) -> Any:
     )
     match = choice.match
     unmatched = match.proposal.unmatched
-    what = "the file's own skeleton" if choice.own else "keypoint names"
+    what = "as the file's own skeleton (BVH)" if choice.own else "by keypoint names"
     say(
-        f"body plan {q(choice.name)} chosen by {what}: {match.n_mapped} of "
+        f"body plan {q(choice.name)} chosen {what}: {match.n_mapped} of "
         f"{match.n_keypoints} keypoints mapped"
         + (f" (unmatched: {q(', '.join(unmatched))})" if unmatched else "")
     )

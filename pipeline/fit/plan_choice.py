@@ -47,7 +47,7 @@ class PlanChoice:
     Attributes
     ----------
     name : str
-        The shipped plan's name, or ``"<file name> (its own skeleton)"``.
+        The shipped plan's name, or the BVH file's name (its own skeleton).
     plan : BodyPlan
         The plan to fit: the chosen one, calibrated to the subject when ``calibrated``.
     match : PlanMatch
@@ -97,7 +97,7 @@ def own_skeleton(ds: xr.Dataset) -> tuple[str, BodyPlan] | None:
         return None
     from pipeline.bodyplan.io import load_body_plan
 
-    return f"{Path(path).name} (its own skeleton)", load_body_plan(path)
+    return Path(path).name, load_body_plan(path)
 
 
 def choose_session_plan(
