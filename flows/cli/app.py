@@ -269,8 +269,9 @@ def fit(
     auto_calibrate: Annotated[
         bool,
         typer.Option(
-            help="With -b auto on a 3D session of one individual: calibrate the chosen plan "
-            "to the subject first (on 50 frames) and fit that."
+            help="With -b auto on a session of one individual (3D, or one 2D view: segment "
+            "scales through the image plane): calibrate the chosen plan to the subject "
+            "first (on 50 frames) and fit that."
         ),
     ] = True,
     set_: SetOption = None,

@@ -10,7 +10,8 @@ One decision for the CLI (``kinefit fit -b auto``, ``kinefit fit --config`` nami
 2. otherwise the shipped plans are ranked by the track's keypoint names
    (:func:`pipeline.bodyplan.library.choice.choose_plan`); no good map is a
    :class:`~pipeline.errors.TracksError` naming the session file and the best candidates;
-3. a 3D session of one individual gets the chosen shipped plan calibrated to it
+3. a session of one individual (3D, or one 2D view: its segment scales through the image
+   plane) gets the chosen shipped plan calibrated to it
    (:func:`pipeline.calibrate.template_fit.fit_template`) unless ``calibrate`` is off
    (a file's own skeleton is the subject's already).
 
@@ -119,7 +120,7 @@ def choose_session_plan(
         The user's own map: the plan is still chosen by names, the map is theirs
         (``mapping`` None) and nothing is calibrated.
     calibrate : bool
-        Calibrate the chosen plan to a 3D session of one individual.
+        Calibrate the chosen plan to a session of one individual (3D or one view).
 
     Returns
     -------
@@ -149,7 +150,7 @@ def choose_session_plan(
     if keypoint_map is not None:
         return PlanChoice(match.name, match.plan, match, None, own=is_own)
     mapping = dict(match.proposal.mapping)
-    if is_own or not calibrate or ds.sizes.get("space") != 3 or "view" in ds.dims:
+    if is_own or not calibrate or "view" in ds.dims:
         return PlanChoice(match.name, match.plan, match, mapping, own=is_own)
     from pipeline.calibrate.template_fit import fit_template
 
