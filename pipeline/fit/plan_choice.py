@@ -87,7 +87,9 @@ def own_skeleton(ds: xr.Dataset) -> tuple[str, BodyPlan] | None:
     """A BVH session's own skeleton as ``(label, plan)``, else None.
 
     The source file must still be at the recorded path with the recorded content
-    (``source_sha256``): a moved or changed file is not the session's skeleton.
+    (``source_sha256``): a moved or changed file is not the session's skeleton. Tracks
+    converted to another length unit at ingest (``converted_from_unit``) get the
+    skeleton in their unit.
     """
     attrs = ds.attrs
     path = attrs.get("source_file")
@@ -96,9 +98,19 @@ def own_skeleton(ds: xr.Dataset) -> tuple[str, BodyPlan] | None:
     digest = attrs.get("source_sha256")
     if digest and hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
         return None
-    from pipeline.bodyplan.io import load_body_plan
+    from pipeline.bodyplan.io import body_plan_to_dict, load_body_plan
+    from pipeline.tracks.units import unit_factor
 
-    return Path(path).name, load_body_plan(path)
+    read_in = attrs.get("converted_from_unit")  # BVH records no unit: the reader was told
+    plan = load_body_plan(path, unit=read_in) if read_in else load_body_plan(path)
+    unit = attrs.get("unit")
+    if read_in and unit and unit != read_in:  # the tracks were converted: so is the plan
+        factor = unit_factor(read_in, unit, str(path))
+        data = body_plan_to_dict(plan)
+        for joint in data["joints"]:
+            joint["offset_pos"] = [factor * float(c) for c in joint["offset_pos"]]
+        plan = load_body_plan({**data, "unit": unit}, source=str(path))
+    return Path(path).name, plan
 
 
 def choose_session_plan(
