@@ -74,10 +74,15 @@ def fit_template(
     if ds.sizes.get("individual", 1) != 1:
         return TemplateFit(template, False, "several individuals: calibrate each (calibrate)")
     one_view = ds.sizes.get("space") == 2
-    if not one_view and template.unit and ds.attrs.get("unit") not in (
-        template.unit,
-        None,
-        "unknown",
+    if (
+        not one_view
+        and template.unit
+        and ds.attrs.get("unit")
+        not in (
+            template.unit,
+            None,
+            "unknown",
+        )
     ):
         return TemplateFit(
             template, False, f"tracks in {ds.attrs.get('unit')}, the template in {template.unit}"
@@ -93,10 +98,10 @@ def fit_template(
         cal = calibrate(template, ds, config, keypoint_map=dict(mapping), single_view=one_view)
     except CalibrationError as exc:
         return TemplateFit(template, False, f"not calibrated ({exc}); the template as shipped")
-    how = "through one view (segments; depth unobservable)" if one_view else "keypoint"
+    how = " through one view (segments; depth unobservable)" if one_view else ""
     return TemplateFit(
         cal.plan,
         True,
-        f"calibrated to {source} {how}: RMS {cal.rms_before:.4g} -> {cal.rms_after:.4g} "
+        f"calibrated to {source}{how}: keypoint RMS {cal.rms_before:.4g} -> {cal.rms_after:.4g} "
         f"{template.unit or ''}, global scale {cal.global_scale:.3f}",
     )
