@@ -41,6 +41,7 @@ from pipeline.cluster import ClusterConfig, dask_client
 from pipeline.config import ArchiveConfig, ChunkingConfig, RunConfig, SolverSettings
 from pipeline.config.ik_setups import IKSetups
 from pipeline.errors import SessionsFailed
+from pipeline.fit.plan_choice import AUTO
 from pipeline.store import DEFAULT_CHUNK_FRAMES
 from pipeline.store.atomic import check_writable
 
@@ -155,13 +156,14 @@ def fit_archive(
     Each session's fingerprint (input, body plan, solver, kinefit version) decides: a
     current fit is skipped, anything else is (re)fitted, resuming finished chunks. The
     sessions share one Dask cluster; up to ``chunking.concurrent_sessions`` run at once.
-    ``plans`` gives sessions their own (calibrated) body-plan file instead of ``body_plan``;
+    ``plans`` gives sessions their own (calibrated) body-plan file instead of ``body_plan``
+    (``"auto"``: each session's choice, :func:`pipeline.fit.plan_choice.session_plan`);
     ``ik_setup`` gives them OpenSim IK setups whose marker weights and coordinate tasks
     their fits use.
     """
     logger = get_run_logger()
     chunking = chunking or ChunkingConfig()
-    plan = resolve_body_plan(body_plan)
+    plan = body_plan if body_plan == AUTO else resolve_body_plan(body_plan)  # auto: per session
     solver_config = RunConfig(solver=solver).solver_config
     own_plans = {name: load_body_plan(path) for name, path in (plans or {}).items()}
     found = tracks_sessions(tracks_root)
@@ -321,7 +323,7 @@ def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
             str(outputs.fits_dir),
             str(outputs.report_path),
             outputs.report_detailed,
-            body_plan=config.body_plan,
+            body_plan=None if config.body_plan == AUTO else config.body_plan,
         )
     elif outputs.write_report and outputs.report_path.exists():
         report = str(outputs.report_path)

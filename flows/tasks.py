@@ -26,6 +26,7 @@ from pipeline.calibrate import CalibrationConfig
 from pipeline.calibrate.identity import IdentityCalibration, Member, calibrate_identity
 from pipeline.export.exporter_registry import default_output, export
 from pipeline.fit import fit_session
+from pipeline.fit.plan_choice import session_plan
 from pipeline.opensim_setup.fit_terms import setup_fit
 from pipeline.solve import SolverConfig
 
@@ -87,7 +88,7 @@ def calibrate_task(
 def fit_task(
     session: str,
     tracks: str,
-    plan: BodyPlan,
+    plan: BodyPlan | str,
     solver: SolverConfig,
     out: str,
     chunk_frames: int | None,
@@ -100,8 +101,10 @@ def fit_task(
     """Fit one session on the cluster (one dask task per time chunk); resumable.
 
     ``ik_setup``: an OpenSim IK setup whose marker weights and coordinate tasks the fit
-    uses (:func:`pipeline.opensim_setup.fit_terms.setup_fit`).
+    uses (:func:`pipeline.opensim_setup.fit_terms.setup_fit`). ``plan`` ``"auto"``: the
+    session's own choice (:func:`pipeline.fit.plan_choice.session_plan`), recorded.
     """
+    plan, keypoint_map, choice = session_plan(plan, tracks, keypoint_map)
     solver, tasks = setup_fit(ik_setup, plan, solver)
     report = fit_session(
         tracks,
@@ -114,6 +117,7 @@ def fit_task(
         force=force,
         keypoint_map=keypoint_map,
         coordinate_tasks=tasks,
+        plan_choice=choice,
     )
     return fit_outcome(session, report)
 

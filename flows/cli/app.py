@@ -269,8 +269,9 @@ def fit(
     auto_calibrate: Annotated[
         bool,
         typer.Option(
-            help="With -b auto on a 3D session of one individual: calibrate the chosen plan "
-            "to the subject first (on 50 frames) and fit that."
+            help="With -b auto on a session of one individual (3D, or one 2D view: segment "
+            "scales through the image plane): calibrate the chosen plan to the subject "
+            "first (on 50 frames) and fit that."
         ),
     ] = True,
     set_: SetOption = None,
@@ -290,26 +291,28 @@ def fit(
         from flows.cli.cluster import interruptible
         from pipeline.cluster import dask_client
         from pipeline.fit import check_fit_request, fit_session
+        from pipeline.fit.plan_choice import AUTO
         from pipeline.opensim_setup.fit_terms import setup_fit
         from pipeline.store import open_tracks
 
         quiet_dask_logs(verbose)
-        auto_map = auto_fitted = None
-        if body_plan == "auto" and calibration is None:
-            body_plan, auto_map, auto_fitted = auto_plan(tracks, keypoint_map, auto_calibrate)
         plan_spec = body_plan if calibration is None else str(calibration)
         # absolute before any task leaves this process; inputs checked before jobs start
-        tracks, out = tracks.resolve(), out.resolve()
+        shown, tracks, out = tracks, tracks.resolve(), out.resolve()
         cluster_override(workers, scheduler)  # contradicting options first, before the files
         ds = open_tracks(tracks)
         size = (ds.sizes["time"], ds.sizes["individual"])
         run = _fit_config(config, plan_spec, workers, scheduler, set_, size)
-        if auto_fitted is not None:
-            plan = auto_fitted
-        elif calibration is None:
-            plan = load_plan(run.body_plan)
+        choice = None
+        if calibration is not None:
+            plan = calibrated_plan(calibration, None if body_plan == AUTO else body_plan)
+        elif run.body_plan == AUTO:  # -b auto, or the config's body_plan: auto
+            choice = auto_plan(shown, keypoint_map or run.keypoint_map, auto_calibrate)
+            plan = choice.plan
         else:
-            plan = calibrated_plan(calibration, body_plan)
+            plan = load_plan(run.body_plan)
+        chosen = None if choice is None else choice.mapping
+        keypoint_map = keypoint_map or chosen or run.keypoint_map
         session = ds.attrs.get("session") or tracks.stem
         solver, tasks = setup_fit(run.ik_setup.for_session(session), plan, run.solver_config)
         overlap = run.chunking.overlap_frames if overlap_frames is None else overlap_frames
@@ -322,7 +325,7 @@ def fit(
             image_scale=image_scale,
             up_axis=up_axis or run.up_axis,
             world_rotation=run.world_rotation,
-            keypoint_map=keypoint_map or auto_map or run.keypoint_map,
+            keypoint_map=keypoint_map,
             chunk_frames=chunks,
             overlap_frames=overlap,
         )
@@ -356,13 +359,14 @@ def fit(
                     chunk_frames=chunks,
                     overlap_frames=overlap,
                     force=force,
-                    keypoint_map=keypoint_map or auto_map or run.keypoint_map,
+                    keypoint_map=keypoint_map,
                     progress=update,
                     multiview=multiview,
                     image_scale=image_scale,
                     up_axis=up_axis or run.up_axis,
                     world_rotation=run.world_rotation,
                     coordinate_tasks=tasks,
+                    plan_choice=None if choice is None else choice.record(),
                 )
             finally:
                 progress.stop()

@@ -61,6 +61,13 @@ def calibrate(
     ] = 1000,
     min_frames: Annotated[int, typer.Option(min=1, help="Fewer usable frames: an error.")] = 50,
     method: Annotated[str, typer.Option(help="Shape step: 'schur' or 'alternation'.")] = "schur",
+    single_view: Annotated[
+        bool,
+        typer.Option(
+            help="Single-view 2-D tracks: calibrate through the image plane at the estimated "
+            "image scale (in-plane proportions; depth is unobservable from one view)."
+        ),
+    ] = False,
     force: Annotated[bool, typer.Option(help="Replace an existing --out.")] = False,
     verbose: Verbose = False,
 ) -> None:
@@ -99,11 +106,22 @@ def calibrate(
         with_names = []
         for path, ds in zip(tracks, sessions, strict=True):
             with_names.append(ds.assign_attrs(session=ds.attrs.get("session") or path.stem))
-        cal = run(plan, with_names, config, individual=individual, keypoint_map=keypoint_map)
+        cal = run(
+            plan,
+            with_names,
+            config,
+            individual=individual,
+            keypoint_map=keypoint_map,
+            single_view=single_view,
+        )
         cal.save(out)
         rec = cal.record
         views = rec.get("cameras") or []
         seen = f" through {len(views)} cameras" if views else ""
+        scales = rec.get("image_scales") or {}
+        if scales:
+            shown = ", ".join(f"{v:.4g}" for v in scales.values())
+            seen = f" through one view at image scale {shown} per px (depth unobservable)"
         say(
             f"[green]calibrated[/] {q(rec['identity'])} from {len(tracks)} session(s){seen}, "
             f"{rec['n_frames']} frames, {rec['iterations']} iterations "

@@ -13,37 +13,30 @@ from flows.cli.output import q, say
 __all__ = ["auto_plan", "fit_summary"]
 
 
-def auto_plan(
-    tracks: Path, keypoint_map: Path | None, calibrate: bool = True
-) -> tuple[str, Any, Any]:
-    """``-b auto``: the best-matching shipped plan, its map and its calibration (printed).
+def auto_plan(tracks: Path, keypoint_map: Any, calibrate: bool = True) -> Any:
+    """``body_plan: auto``: the session's plan and map (:mod:`pipeline.fit.plan_choice`), said.
 
-    For a 3D session of one individual (unless ``calibrate`` is off) the plan is
-    calibrated to the subject first; no good match is an error listing the best
-    candidates. Returns ``(plan name, map or None, calibrated plan or None)``.
+    Returns the :class:`~pipeline.fit.plan_choice.PlanChoice`; no good match is an
+    error naming the tracks and the best candidates.
     """
-    from pipeline.bodyplan.library.choice import choose_plan
-    from pipeline.calibrate.template_fit import fit_template
-    from pipeline.store import open_tracks
+    from pipeline.fit.plan_choice import choose_session_plan
 
-    ds = open_tracks(tracks)
-    names = [str(k) for k in ds["keypoint"].values]
-    match = choose_plan(names, str(tracks))
+    choice = choose_session_plan(
+        tracks, source=str(tracks), keypoint_map=keypoint_map, calibrate=calibrate
+    )
+    match = choice.match
     unmatched = match.proposal.unmatched
+    what = "as the file's own skeleton (BVH)" if choice.own else "by keypoint names"
     say(
-        f"body plan {q(match.name)} chosen by keypoint names: {match.n_mapped} of "
-        f"{len(names)} keypoints mapped"
+        f"body plan {q(choice.name)} chosen {what}: {match.n_mapped} of "
+        f"{match.n_keypoints} keypoints mapped"
         + (f" (unmatched: {q(', '.join(unmatched))})" if unmatched else "")
     )
-    if keypoint_map is not None:
-        return match.name, None, None
-    say(q("  " + ", ".join(f"{k} -> {j}" for k, j in match.proposal.mapping.items())))
-    if not calibrate or ds.sizes.get("space") != 3:
-        return match.name, match.proposal.mapping, None
-    session = ds.assign_attrs(session=ds.attrs.get("session") or Path(tracks).stem)
-    fitted = fit_template(match.plan, session, match.proposal.mapping, str(tracks))
-    say(q(f"  {fitted.note}"))
-    return match.name, match.proposal.mapping, fitted.plan if fitted.calibrated else None
+    if choice.mapping is not None:
+        say(q("  " + ", ".join(f"{k} -> {j}" for k, j in choice.mapping.items())))
+    if choice.note:
+        say(q(f"  {choice.note}"))
+    return choice
 
 
 def _speed_rows(report: Any, attrs: dict[str, Any], wall: float) -> list[tuple[str, str]]:

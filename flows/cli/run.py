@@ -98,7 +98,12 @@ def reprocess(
         Path | None, typer.Option("--out", "-o", help="Output root (outputs.root).")
     ] = None,
     body_plan: Annotated[
-        str | None, typer.Option("--body-plan", "-b", help="Body-plan JSON or 'mannequin'.")
+        str | None,
+        typer.Option(
+            "--body-plan",
+            "-b",
+            help="Body-plan JSON, a shipped plan, or 'auto' (each session's best match).",
+        ),
     ] = None,
     workers: Workers = None,
     scheduler: Scheduler = None,

@@ -29,13 +29,14 @@ from pipeline.calibrate.multiview_targets import (
     view_targets,
 )
 from pipeline.calibrate.params import CalibrationSpec, Parameters, resolve
+from pipeline.calibrate.single_view import image_targets
 from pipeline.calibrate.solve import METHODS, ShapeSolution, solve_shape
 from pipeline.cameras import Camera
 from pipeline.errors import CalibrationError, flag
 from pipeline.provenance.fingerprint import kinefit_version
 from pipeline.provenance.hashing import json_sha256
 from pipeline.solve import SolverConfig
-from pipeline.solve.mappers import CalibratedCameras
+from pipeline.solve.mappers import CalibratedCameras, XYView
 from pipeline.store.tracks import open_tracks
 from pipeline.synth.sessions import body_size
 from pipeline.tracks.confidence import confidence_weights
@@ -44,6 +45,8 @@ from pipeline.tracks.multiview import is_multiview
 from pipeline.tracks.units import LENGTH_UNITS, UNKNOWN, canonical_unit
 
 __all__ = ["CalibrationConfig", "SessionTargets", "calibrate", "session_targets"]
+
+_OBSERVATION = {"3-D": "3d", "2-D views": "cameras", "one 2-D view": "image"}
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,9 @@ class SessionTargets:
         Confidence (1 where unknown), 0 where missing.
     cameras : tuple of Camera
         A multi-view 2D session's calibrated cameras, one per view (empty for 3D).
+    image_scale : float or None
+        A single-view 2D session's estimated scale (plan length per pixel): its targets
+        are ``(T, J, 2)`` pixels times it (:mod:`pipeline.calibrate.single_view`).
     """
 
     name: str
@@ -117,6 +123,7 @@ class SessionTargets:
     targets: np.ndarray
     weights: np.ndarray
     cameras: tuple[Camera, ...] = ()
+    image_scale: float | None = None
 
 
 def session_targets(
@@ -125,11 +132,16 @@ def session_targets(
     individual: str | None = None,
     keypoint_map: Mapping[str, str] | str | Path | None = None,
     name: str | None = None,
+    *,
+    single_view: bool = False,
 ) -> SessionTargets:
     """Read one individual's keypoints of a session as the plan's targets.
 
     A multi-view 2D session (:mod:`pipeline.tracks.multiview`) gives its pixels and its
-    calibrated cameras (:mod:`pipeline.calibrate.multiview_targets`).
+    calibrated cameras (:mod:`pipeline.calibrate.multiview_targets`); with
+    ``single_view``, a single-view 2D session gives its pixels at the image scale
+    estimated with the template (:mod:`pipeline.calibrate.single_view`; depth is not
+    observed).
 
     Raises
     ------
@@ -143,15 +155,20 @@ def session_targets(
     ds = tracks if isinstance(tracks, xr.Dataset) else open_tracks(tracks)
     name = name or str(ds.attrs.get("session") or source or "session")
     cameras = view_cameras(ds, plan, name) if is_multiview(ds) else ()
-    if not cameras and ds.sizes["space"] != 3:
+    image = not cameras and ds.sizes["space"] == 2 and single_view
+    if not cameras and ds.sizes["space"] != 3 and not image:
         raise CalibrationError(
             f"{name}: 2-D tracks without cameras: calibration needs 3-D tracks (x, y, z) or "
             "a multi-view session with its calibrated cameras (kinefit ingest --views ... "
-            "--calibration FILE); a single-view 2-D fit estimates its own image scale "
-            "(kinefit fit, or give --image-scale)"
+            "--calibration FILE), or, for one view, --single-view (segment scales through "
+            "the image plane at the estimated image scale; depth unobservable)"
         )
     units = canonical_unit(ds.attrs.get("unit")), canonical_unit(plan.unit)
-    if all(u in LENGTH_UNITS and u not in ("px", UNKNOWN) for u in units) and units[0] != units[1]:
+    if (
+        not image
+        and all(u in LENGTH_UNITS and u not in ("px", UNKNOWN) for u in units)
+        and units[0] != units[1]
+    ):
         raise CalibrationError(
             f"{name}: the tracks are in {units[0]} but the body plan in {units[1]}; convert "
             f"the tracks (read them with to_unit={units[1]!r}, or ingest with the plan's unit)"
@@ -172,6 +189,11 @@ def session_targets(
     mapping = map_keypoints(one["keypoint"].values, plan.joint_names, keypoint_map, source=name)
     if cameras:
         return SessionTargets(name, individual, *view_targets(one, mapping), cameras=cameras)
+    if image:
+        targets, weights, scale = image_targets(
+            plan, ds.sel(individual=[individual]), mapping, name
+        )
+        return SessionTargets(name, individual, targets, weights, image_scale=scale)
     position = np.asarray(one["position"].transpose("time", "keypoint", "space").values)
     targets = mapping.gather(position, axis=1)
     conf = mapping.gather(np.asarray(one["confidence"].transpose("time", "keypoint").values), 1)
@@ -234,6 +256,7 @@ def calibrate(
     individual: str | None = None,
     keypoint_map: Mapping[str, str] | str | Path | None = None,
     identity: str | None = None,
+    single_view: bool = False,
 ) -> Calibration:
     """Calibrate ``plan`` to one individual from one or several sessions.
 
@@ -250,6 +273,9 @@ def calibrate(
         Track keypoint -> joint renames.
     identity : str, optional
         Recorded (default: the individual's name).
+    single_view : bool
+        Calibrate single-view 2D sessions through the image plane at their estimated
+        image scale (:mod:`pipeline.calibrate.single_view`); without it they are refused.
 
     Returns
     -------
@@ -264,13 +290,20 @@ def calibrate(
     config = config or CalibrationConfig()
     items = [tracks] if isinstance(tracks, xr.Dataset | str | Path | SessionTargets) else tracks
     sessions = [
-        s if isinstance(s, SessionTargets) else session_targets(plan, s, individual, keypoint_map)
+        s
+        if isinstance(s, SessionTargets)
+        else session_targets(plan, s, individual, keypoint_map, single_view=single_view)
         for s in items
     ]
     if not sessions:
         raise CalibrationError("calibrate: no sessions given")
     source = plan.source or plan.name or "<plan>"
-    params = resolve(plan, config.spec, size=body_size(plan))
+    given = config.spec if config.spec is not None else getattr(plan, "calibration", None)
+    asked = CalibrationSpec.from_mapping(given, source)
+    shape = asked
+    if any(s.image_scale is not None for s in sessions):  # one view: the segments only
+        shape = dataclasses.replace(asked, markers=())
+    params = resolve(plan, shape, size=body_size(plan))
     sessions, mapper, proxies = _observation(sessions, source)
     choice = choose_frames(
         proxies,
@@ -295,12 +328,17 @@ def calibrate(
         mapper=mapper,
     )
     _check_observed(params, sol.observed_params, source)
-    spec = params.spec if config.spec is None else CalibrationSpec.from_mapping(config.spec, source)
-    calibrated = dataclasses.replace(params.apply(sol.theta), calibration=spec.to_dict())
+    calibrated = dataclasses.replace(params.apply(sol.theta), calibration=asked.to_dict())
     record = _record(params, sol, calibrated, sessions, choice.frames, config, identity)
     extras = {**(plan.extras or {}), "x-calibration": record}
     calibrated = dataclasses.replace(calibrated, extras=extras, source=None)
     return Calibration(calibrated, record)
+
+
+def _kind(session: SessionTargets) -> str:
+    if session.image_scale is not None:
+        return "one 2-D view"
+    return "2-D views" if session.cameras else "3-D"
 
 
 def _observation(sessions: list[SessionTargets], source: str):
@@ -310,13 +348,15 @@ def _observation(sessions: list[SessionTargets], source: str):
     the views of all their distinct cameras (:func:`stack_views`); their proxies are the
     triangulated keypoints.
     """
-    kinds = {bool(s.cameras) for s in sessions}
-    if len(kinds) > 1:
-        names = [f"{s.name} ({'2-D views' if s.cameras else '3-D'})" for s in sessions]
+    kind = {s.name: _kind(s) for s in sessions}
+    if len(set(kind.values())) > 1:
+        names = [f"{name} ({what})" for name, what in kind.items()]
         raise CalibrationError(
             f"{source}: the sessions mix 3-D tracks and 2-D camera views ({', '.join(names)}); "
             "calibrate each kind on its own"
         )
+    if sessions[0].image_scale is not None:  # one view: the image plane at each scale
+        return sessions, XYView(), [s.targets for s in sessions]
     if not sessions[0].cameras:
         return sessions, None, [s.targets for s in sessions]
     single = [s.name for s in sessions if len(s.cameras) < 2]
@@ -378,8 +418,9 @@ def _record(params, sol, calibrated, sessions, frames, config, identity) -> dict
             for s, f in zip(sessions, frames, strict=True)
         ],
         "n_frames": int(sum(len(f) for f in frames)),
-        "observation": "cameras" if sessions[0].cameras else "3d",
+        "observation": _OBSERVATION[_kind(sessions[0])],
         "cameras": [c.name for c in sessions[0].cameras],
+        "image_scales": {s.name: s.image_scale for s in sessions if s.image_scale is not None},
         "residual_unit": "px" if sessions[0].cameras else params.template.unit,
         "rms_before": float(np.nanmean(sol.template_fit.rms_error)),
         "rms_after": float(np.nanmean(sol.fit.rms_error)),

@@ -4,7 +4,9 @@ A template's segment lengths and marker places are a textbook adult's; a subject
 by centimetres, which is most of an uncalibrated fit's error on motion-capture markers.
 :func:`fit_template` calibrates the template to the session's one individual
 (:func:`pipeline.calibrate.calibrate`, on at most :data:`FRAMES` frames) with only the
-markers the session observes, so that the fit that follows measures the subject.
+markers the session observes, so that the fit that follows measures the subject. A
+single-view 2D session is calibrated through the image plane at its estimated image
+scale, segment scales only (:mod:`pipeline.calibrate.single_view`).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def fit_template(
     template : BodyPlan
         With a ``calibration`` field (every shipped plan has one).
     ds : xarray.Dataset
-        The session's tracks (3-D, in the template's unit).
+        The session's tracks (3-D in the template's unit, or one view's pixels).
     mapping : mapping
         Track keypoint -> joint.
     source : str
@@ -64,14 +66,24 @@ def fit_template(
     Returns
     -------
     TemplateFit
-        The template unchanged (and why) for 2D or multi-view tracks, several
+        The template unchanged (and why) for multi-view tracks, several
         individuals, another length unit, or too few well-observed frames.
     """
-    if "view" in ds.dims or ds.sizes.get("space") != 3:
-        return TemplateFit(template, False, "2D tracks: the template is fitted as shipped")
+    if "view" in ds.dims:
+        return TemplateFit(template, False, "multi-view tracks: the template as shipped")
     if ds.sizes.get("individual", 1) != 1:
         return TemplateFit(template, False, "several individuals: calibrate each (calibrate)")
-    if template.unit and ds.attrs.get("unit") not in (template.unit, None, "unknown"):
+    one_view = ds.sizes.get("space") == 2
+    if (
+        not one_view
+        and template.unit
+        and ds.attrs.get("unit")
+        not in (
+            template.unit,
+            None,
+            "unknown",
+        )
+    ):
         return TemplateFit(
             template, False, f"tracks in {ds.attrs.get('unit')}, the template in {template.unit}"
         )
@@ -83,12 +95,13 @@ def fit_template(
         n_frames=min(FRAMES, n), min_frames=max(1, min(50, n // 2)), spec=spec
     )
     try:
-        cal = calibrate(template, ds, config, keypoint_map=dict(mapping))
+        cal = calibrate(template, ds, config, keypoint_map=dict(mapping), single_view=one_view)
     except CalibrationError as exc:
         return TemplateFit(template, False, f"not calibrated ({exc}); the template as shipped")
+    how = " through one view (segments; depth unobservable)" if one_view else ""
     return TemplateFit(
         cal.plan,
         True,
-        f"calibrated to {source}: keypoint RMS {cal.rms_before:.4g} -> {cal.rms_after:.4g} "
+        f"calibrated to {source}{how}: keypoint RMS {cal.rms_before:.4g} -> {cal.rms_after:.4g} "
         f"{template.unit or ''}, global scale {cal.global_scale:.3f}",
     )

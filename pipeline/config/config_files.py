@@ -115,10 +115,11 @@ def _is_url(value: str) -> bool:
 
 
 def _shipped_name(value: Any, base: Any) -> bool:
-    """``value`` names a shipped plan (``mannequin``, ...) and no file beside the config."""
+    """``value`` names a shipped plan or ``auto`` (and no file beside the config)."""
     from pipeline.bodyplan.library import SHIPPED
 
-    return isinstance(value, str) and value in SHIPPED and not (Path(base) / value).exists()
+    names = (*SHIPPED, "auto")
+    return isinstance(value, str) and value in names and not (Path(base) / value).exists()
 
 
 def _absolute(value: Any, base: Path) -> Any:
@@ -132,7 +133,7 @@ def resolve_paths(data: Mapping[str, Any], base: Path) -> dict[str, Any]:
     """Make the config's file paths absolute against ``base`` (raw, unvalidated data).
 
     Touched: ``archive.path``, path-valued reader options, ``body_plan`` (unless
-    ``mannequin``), ``keypoint_map`` (a file), ``ik_setup`` files,
+    a shipped plan or ``auto``), ``keypoint_map`` (a file), ``ik_setup`` files,
     ``outputs.{root,tracks,fits,report}`` and a cluster preset given as a YAML file. URLs
     and anything of an unexpected type are left for validation to report.
     """

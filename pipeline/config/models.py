@@ -11,7 +11,7 @@ Every section has defaults; ``kinefit config show`` prints the effective config:
       manifest: null                # ... or a YAML manifest (pipeline.archive.discover)
       naming: relative              # session name: file stem, or relative path
       fps: 100                      # only for files that do not record their rate
-    body_plan: fly.json             # a body-plan JSON file, or "mannequin"
+    body_plan: fly.json             # a body-plan JSON file, a shipped plan, or "auto"
     solver: {n_iterations: 20, loss: huber, loss_scale: 0.05}
     chunking: {chunk_frames: 4096, concurrent_sessions: 2}
     cluster: slurm                  # a preset (config/shipped/cluster/), or {preset: ..., ...}
@@ -366,12 +366,23 @@ class RunConfig(_Section):
     def _body_plan_exists(cls, value: str) -> str:
         from pipeline.bodyplan.library import SHIPPED
 
-        if value not in SHIPPED and not Path(value).is_file():
+        if value != "auto" and value not in SHIPPED and not Path(value).is_file():
             raise ValueError(
-                f"no such body-plan file {value!r}; give a JSON file or a shipped plan: "
-                + ", ".join(SHIPPED)
+                f"no such body-plan file {value!r}; give a JSON file, 'auto' (each session's "
+                "best-matching shipped plan, or a BVH file's own skeleton) or a shipped "
+                "plan: " + ", ".join(SHIPPED)
             )
         return value
+
+    @_model_validator(mode="after")
+    def _auto_calibrates_itself(self) -> RunConfig:
+        if self.body_plan == "auto" and self.calibration.mode != "none":
+            raise ValueError(
+                f"calibration.mode {self.calibration.mode!r} with body_plan 'auto': auto "
+                "chooses each session's plan and calibrates a 3D session's choice to its "
+                "subject itself; set calibration.mode: none, or name the body_plan"
+            )
+        return self
 
     @property
     def solver_config(self) -> SolverConfig:

@@ -107,6 +107,8 @@ class SessionJob:
         (:mod:`pipeline.fit.world_frame`); None: none.
     coordinate_tasks : CoordinateTasks or None
         Per-DOF targets with weights of every frame (an OpenSim IK setup's).
+    plan_choice : dict or None
+        How ``body_plan: auto`` chose the plan (the ``body_plan_choice`` attr).
     """
 
     out: Path
@@ -123,6 +125,7 @@ class SessionJob:
     views: ViewSetup | None = None
     frame: WorldFrame | None = None
     coordinate_tasks: CoordinateTasks | None = None
+    plan_choice: dict[str, Any] | None = None
 
     def report(self, t0: float, **fields: Any) -> FitReport:
         """A :class:`FitReport` of this job; ``fields`` are the run's own."""
@@ -166,6 +169,7 @@ def _provenance(job: SessionJob) -> dict[str, Any]:
         **(job.views.attrs() if job.views else {}),
         **(job.views.units(job.plan.unit) if job.views else {"residual_unit": attrs.get("unit")}),
         **(job.frame.attrs() if job.frame else {}),
+        **({"body_plan_choice": job.plan_choice} if job.plan_choice else {}),
     }
 
 

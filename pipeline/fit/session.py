@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +151,7 @@ def fit_session(
     up_axis: str | None = None,
     world_rotation: Any = None,
     coordinate_tasks: CoordinateTasks | None = None,
+    plan_choice: Mapping[str, Any] | None = None,
 ) -> FitReport:
     """Fit every individual of a session; write the fit store ``out``.
 
@@ -204,6 +205,10 @@ def fit_session(
         Constant per-DOF targets with weights in every frame's objective (an OpenSim IK
         setup's coordinate tasks, :mod:`pipeline.opensim_setup.fit_terms`); part of the
         fingerprint.
+    plan_choice : mapping, optional
+        How ``body_plan: auto`` chose ``plan`` (:meth:`pipeline.fit.plan_choice.
+        PlanChoice.record`): kept as the store's ``body_plan_choice`` attr and part of
+        the fingerprint (without it: the fingerprint as before).
 
     Returns
     -------
@@ -257,6 +262,8 @@ def fit_session(
             d: [float(coordinate_tasks.weight[d]), np.asarray(coordinate_tasks.target[d]).tolist()]
             for d in sorted(coordinate_tasks.weight)
         }
+    if plan_choice:
+        settings["body_plan_choice"] = dict(plan_choice)
 
     def job(input_sha: str) -> SessionJob:
         plan_sha, pairs = body_plan_sha256(plan), mapping.pairs()
@@ -277,6 +284,7 @@ def fit_session(
             views=views,
             frame=frame,
             coordinate_tasks=coordinate_tasks,
+            plan_choice=dict(plan_choice) if plan_choice else None,
         )
 
     current = store_attrs(out)

@@ -160,6 +160,7 @@ def choose_plan(
     raise TracksError(
         f"{source}: no body plan matches the track's keypoint names well enough (a map "
         f"needs at least {_need(len(keypoints))} keypoints and {MIN_COVERAGE:.0%} "
-        f"of the track's, or {MANY_MAPPED}); best candidates: {best}. Pass --body-plan "
-        "with a --keypoint-map (see: kinefit body-plan map TRACKS PLAN)"
+        f"of the track's, or {MANY_MAPPED}); best candidates: {best}. Name the plan "
+        "(--body-plan, or body_plan in the run config) with a keypoint map (--keypoint-map "
+        "or keypoint_map; see: kinefit body-plan map TRACKS PLAN)"
     )

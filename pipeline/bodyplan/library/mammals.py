@@ -129,7 +129,8 @@ def rodent_side() -> dict[str, Any]:
 
     The trunk bends in pitch and yaw at the shoulders and the lumbar spine; the head at
     the neck; the fore and hind limbs have a ball at the shoulder/hip and a hinge at the
-    elbow/knee and wrist/ankle.
+    elbow/knee and wrist/ankle. Aliases include LightningPose's mirror-mouse names
+    (``paw1LH`` left hind ... ``paw4RH`` right hind, ``tailBase``, ``tailMid``).
     """
     rows = [
         ("back", None, [0, 0, 0], fixed()),
@@ -155,12 +156,17 @@ def rodent_side() -> dict[str, Any]:
         "nose": ["snout"],
         "tail_base": ["tailbase", "TTI", "tail_root"],
         "tail_end": ["tailend", "tail_tip"],
+        "tail_mid": ["tailMid", "tail_middle"],
         "back": ["withers", "mid_back"],
         "lumbar": ["lower_back", "rump"],
     }
+    mirror_mouse = {"forepaw_l": "paw2LF", "forepaw_r": "paw3RF"}
+    mirror_mouse |= {"hindpaw_l": "paw1LH", "hindpaw_r": "paw4RH"}
     for s, word in (("l", "left"), ("r", "right")):
         aliases[f"forepaw_{s}"] = [f"front_{word}_paw", f"{word}_forepaw", f"fore_paw_{s}"]
         aliases[f"hindpaw_{s}"] = [f"back_{word}_paw", f"{word}_hindpaw", f"hind_paw_{s}"]
+        for paw in ("forepaw", "hindpaw"):
+            aliases[f"{paw}_{s}"].append(mirror_mouse[f"{paw}_{s}"])
     return plan_dict(
         "rodent_side",
         "A rat or mouse for side-view keypoints (nose, eyes, ears, limbs joint by joint, "

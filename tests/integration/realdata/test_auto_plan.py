@@ -4,10 +4,12 @@ Each file of the table is ingested (a few frames, ``--frames``; ``--fps`` only w
 format records no rate) and fitted with ``-b auto`` and no other option. The chosen plan
 must be the intended one, its map cover at least 80 % of the file's keypoints, and the
 median keypoint error be within 2x of the reference: the same frames fitted with a map
-written here by hand and, for 3D markers, the plan calibrated to the subject (``kinefit
-calibrate``). 2D sessions have no calibration yet (the image scale is not estimated), so
-their reference is the shipped plan with the hand-made map. On a 3D session ``-b auto``
-calibrates the chosen plan to the subject before the fit.
+written here by hand and the plan calibrated to the subject (``kinefit calibrate``: for
+3D markers through their positions, for one 2D view ``--single-view``, segment scales
+through the image plane at the estimated image scale; a file of several individuals is
+calibrated on its first). On a session of one individual ``-b auto`` calibrates the
+chosen plan to the subject before the fit; a BVH file is fitted with its own skeleton.
+Files of no shipped convention are refused, each for the reason in ``REFUSED``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from pipeline.archive.summary import session_rms, stop_reason_counts
-from tests.fixtures.shared_data import SHARED
+from tests.fixtures.shared_data import ROOT, SHARED
 
 REAL = SHARED / "data" / "realdata"
 runner = CliRunner()
@@ -96,6 +98,35 @@ TABLE = {
             "Neck": "neck",
         },
     ),
+    # LightningPose's mirror-mouse paws (the side view's four paws: paw1LH left hind ...)
+    "lightningpose/180607_004.train_frames=75.rng=0.top.csv": (
+        30,
+        "rodent_side",
+        {
+            "paw1LH": "hindpaw_l",
+            "paw2LF": "forepaw_l",
+            "paw3RF": "forepaw_r",
+            "paw4RH": "hindpaw_r",
+        },
+    ),
+}
+
+#: Files outside ``unclaimed/`` that -b auto refuses: no shipped convention has 4 of their
+#: keypoints (their names against every plan's names and aliases).
+REFUSED = {
+    # paw_l, paw_r: two keypoints, fewer than any body's pose needs
+    "lightningpose/3f859b5c-e73a-4044-b49e-34bb81e96715.left.rng=0.csv": 30,
+    # IBL's mouse face (eye_top_l, whisker_pad_l_top, nostril_l, tongue_tip, ...): no
+    # shipped face plan; only ear_tip_l and nose_tip match the top-view mouse (2 of 12)
+    "lightningpose/lp_mouse_single.csv": 30,
+    # Anipose's paw tutorial: three points on one paw (l-base, l-edge, l-middle; r-* are
+    # empty): no shipped paw plan
+    "anipose/mouse_paw.csv": 30,
+    # the mirror-mouse labels hold two views of one body in one image (paw1LH_top ...
+    # nose_top and paw1LH_bot ... nose_bot, plus obstacle points obs_top, obsHigh_bot,
+    # obsLow_bot): one single-view fit cannot fit two projections at once; map one view's
+    # seven keypoints by hand onto rodent_side
+    "lightningpose/CollectedData.csv": 30,
 }
 
 
@@ -111,8 +142,14 @@ def _ingest(tmp: Path, rel: str, fps: int | None) -> Path:
     return out
 
 
+def _individuals(tracks: Path) -> list[str]:
+    from pipeline.store import open_tracks
+
+    return [str(i) for i in open_tracks(tracks)["individual"].values]
+
+
 @pytest.mark.parametrize("rel", list(TABLE))
-def test_auto_plan_fits_like_a_hand_made_map(tmp_path, rel):
+def test_auto_plan_fits_like_a_hand_made_map_and_a_calibrated_plan(tmp_path, rel):
     fps, plan, hand = TABLE[rel]
     tracks = _ingest(tmp_path, rel, fps)
     output = _ok(
@@ -127,11 +164,61 @@ def test_auto_plan_fits_like_a_hand_made_map(tmp_path, rel):
     auto = session_rms(tmp_path / "a.zarr")
     map_file = tmp_path / "hand.yaml"
     map_file.write_text(yaml.safe_dump({"keypoints": hand}))
-    fit = ["fit", str(tracks), "-o", str(tmp_path / "h.zarr"), "-b", plan, "--workers", "0"]
-    _ok(runner.invoke(app, [*fit, "--keypoint-map", str(map_file)]))
+    cal = tmp_path / "subject.json"
+    calibrate = ["calibrate", str(tracks), "-b", plan, "-o", str(cal), "--single-view"]
+    calibrate += ["--keypoint-map", str(map_file), "--frames", "20", "--min-frames", "1"]
+    output = _ok(runner.invoke(app, [*calibrate, "--individual", _individuals(tracks)[0]]))
+    assert "through one view at image scale" in output
+    fit = ["fit", str(tracks), "-o", str(tmp_path / "h.zarr"), "--calibration", str(cal)]
+    _ok(runner.invoke(app, [*fit, "--keypoint-map", str(map_file), "--workers", "0"]))
     reference = session_rms(tmp_path / "h.zarr")
     assert auto is not None and reference is not None
     assert auto <= 2.0 * reference, (auto, reference)
+
+
+@pytest.mark.parametrize("rel", list(REFUSED))
+def test_files_of_no_shipped_convention_are_refused(tmp_path, rel):
+    tracks = _ingest(tmp_path, rel, REFUSED[rel])
+    fit = ["fit", str(tracks), "-o", str(tmp_path / "f.zarr"), "-b", "auto", "--workers", "0"]
+    result = runner.invoke(app, fit)
+    assert result.exit_code == 1, result.output
+    assert "no body plan matches" in result.output and "best candidates: " in result.output
+    assert not (tmp_path / "f.zarr").exists()
+
+
+BVH_WALK_MAP = ROOT / "configs" / "keypoint_maps" / "bvh_walk_to_mannequin.yaml"
+
+
+@pytest.mark.parametrize(
+    "name", ["AV_8Walk_Meredith_HVHA_Rep1.bvh", "test_freebvh.bvh", "test_mocapbank.bvh"]
+)
+def test_a_bvh_file_is_fitted_with_its_own_skeleton(tmp_path, name):
+    tracks = tmp_path / "t.zarr"
+    walk = name.startswith("AV_")  # the walk is in inches (PROVENANCE): fitted in metres
+    units = ["-O", "unit=in", "--to-unit", "m"] if walk else []
+    ingest = ["ingest", str(REAL / "bvh" / name), "-o", str(tracks), "--frames", FRAMES]
+    _ok(runner.invoke(app, [*ingest, *units]))
+    fit = ["fit", str(tracks), "-o", str(tmp_path / "a.zarr"), "-b", "auto", "--workers", "0"]
+    output = _ok(runner.invoke(app, fit))
+    n = len(_keypoints(tracks))
+    assert f"body plan {name} chosen as the file's own skeleton (BVH): {n} of {n}" in output
+    auto = session_rms(tmp_path / "a.zarr")
+    assert auto is not None and np.isfinite(auto)
+    if not walk:  # no hand-made map onto a shipped plan for these rigs
+        return
+    cal = tmp_path / "subject.json"
+    calibrate = ["calibrate", str(tracks), "-b", "mannequin", "-o", str(cal)]
+    _ok(runner.invoke(app, [*calibrate, "--keypoint-map", str(BVH_WALK_MAP), "--min-frames", "10"]))
+    ref = ["fit", str(tracks), "-o", str(tmp_path / "c.zarr"), "--calibration", str(cal)]
+    _ok(runner.invoke(app, [*ref, "--keypoint-map", str(BVH_WALK_MAP), "--workers", "0"]))
+    reference = session_rms(tmp_path / "c.zarr")
+    assert reference is not None and auto <= 2.0 * reference, (auto, reference)
+
+
+def _keypoints(tracks: Path) -> list[str]:
+    from pipeline.store import open_tracks
+
+    return [str(k) for k in open_tracks(tracks)["keypoint"].values]
 
 
 PIG_HAND = {

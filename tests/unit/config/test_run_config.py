@@ -30,6 +30,12 @@ MALFORMED = [
     ("archive: {fps: -30}", "archive.fps", "greater than 0"),
     ("body_plan: missing.json", "body_plan", "no such body-plan file"),
     ("body_plan: 3", "body_plan", "valid string"),
+    ("body_plan: autp", "body_plan", "'auto' (each session's best-matching shipped plan"),
+    (
+        "body_plan: auto\ncalibration: {mode: per_identity}",
+        "calibration.mode 'per_identity' with body_plan 'auto'",
+        "set calibration.mode: none, or name the body_plan",
+    ),
     ("solver: {n_iterations: many}", "solver.n_iterations", "valid integer"),
     ("solver: {n_iterations: 0}", "solver.n_iterations", "positive integer"),
     ("solver: {mode: newton}", "solver.mode", "'gn' or 'lm'"),
@@ -125,6 +131,12 @@ def test_paths_are_relative_to_the_config_file(tmp_path, monkeypatch):
     assert config.outputs.root == str(folder / "out")
     url = load_run_config(folder / "run.yaml", {"archive": {"path": "s3://lab/raw"}})
     assert url.archive.path == "s3://lab/raw"  # URLs are left alone
+
+
+def test_auto_is_a_body_plan_setting_not_a_file(tmp_path, monkeypatch):
+    (tmp_path / "run.yaml").write_text("body_plan: auto\n")
+    monkeypatch.chdir(tmp_path)
+    assert load_run_config(tmp_path / "run.yaml").body_plan == "auto"  # not made a path
 
 
 def test_cli_overrides_and_assignments_win(tmp_path):
