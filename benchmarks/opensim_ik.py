@@ -126,8 +126,8 @@ def rajagopal_setup(folder: Path) -> Path:
     for c in model.getConstraintSet():
         cc = osim.CoordinateCouplerConstraint.safeDownCast(c)
         if cc is not None and c.get_isEnforced():
-            couplers.append((cc.getDependentCoordinateName(),
-                             cc.getIndependentCoordinateNames().get(0), cc.getFunction()))  # fmt: skip
+            dep, ind = cc.getDependentCoordinateName(), cc.getIndependentCoordinateNames()
+            couplers.append((dep, ind.get(0), cc.getFunction()))
     time_s = np.arange(RUN_FRAMES) / RUN_RATE
     values = _running(time_s)
     markers = list(model.getMarkerSet())
@@ -149,8 +149,7 @@ def rajagopal_setup(folder: Path) -> Path:
         f"PathFileType\t4\t(X/Y/Z)\t{trc.name}",
         "DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate"
         "\tOrigDataStartFrame\tOrigNumFrames",
-        f"{RUN_RATE:g}\t{RUN_RATE:g}\t{RUN_FRAMES}\t{len(names)}\tm\t{RUN_RATE:g}\t1"
-        f"\t{RUN_FRAMES}",
+        f"{RUN_RATE:g}\t{RUN_RATE:g}\t{RUN_FRAMES}\t{len(names)}\tm\t{RUN_RATE:g}\t1\t{RUN_FRAMES}",
         "Frame#\tTime\t" + "\t\t\t".join(names) + "\t\t",
         "\t\t" + "\t".join(f"X{k}\tY{k}\tZ{k}" for k in range(1, len(names) + 1)),
         "",
@@ -159,7 +158,7 @@ def rajagopal_setup(folder: Path) -> Path:
             for i in range(RUN_FRAMES)]  # fmt: skip
     trc.write_text("\n".join(head + rows) + "\n")
     tasks = "".join(
-        f"<IKMarkerTask name=\"{n}\"><apply>true</apply><weight>1</weight></IKMarkerTask>"
+        f'<IKMarkerTask name="{n}"><apply>true</apply><weight>1</weight></IKMarkerTask>'
         for n in names
     )
     setup = folder / "running_Setup_IK.xml"

@@ -229,9 +229,8 @@ def fk_steps(tb, q, half, root_pos, root_rot, need_axes, rot, org, pos, axes, pi
     ``axes`` and ``pivots`` are ``(N + G, 3)``: the screws of the DOFs and of the extra
     groups (``Tables.extra_joint``).
     """
-    parent, offset_pos, offset_rot, offset_identity = (
-        tb.parent, tb.offset_pos, tb.offset_rot, tb.offset_identity
-    )
+    parent, offset_pos, offset_rot = tb.parent, tb.offset_pos, tb.offset_rot
+    offset_identity = tb.offset_identity
     step_start, st, sr, dof_axis = tb.step_start, tb.step_int, tb.step_real, tb.dof_axis
     chain_fn, fn_int, fn_scale, kn = tb.chain_fn, tb.fn_int, tb.fn_scale, tb.fn_knots
     if need_axes:
@@ -277,7 +276,7 @@ def fk_steps(tb, q, half, root_pos, root_rot, need_axes, rot, org, pos, axes, pi
                                o0, o1, o2)  # fmt: skip
                 cs, sn = _cos_sin(own, v, half)
                 r = _mix(r, al, cs, sg * sn)
-            elif typ == HINGE or typ == SLIDE:
+            elif typ in (HINGE, SLIDE):
                 x, y, z = sr[s, 0], sr[s, 1], sr[s, 2]
                 ux = r[0] * x + r[1] * y + r[2] * z
                 uy = r[3] * x + r[4] * y + r[5] * z
