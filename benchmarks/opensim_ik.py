@@ -3,8 +3,13 @@
 Setups (``../shared/data/opensim/``, unchanged from opensim-models): Arm26
 (``arm26_Setup_InverseKinematics.xml``: 2 coordinates, 121 frames) and Gait2392 subject01
 walk (``subject01_Setup_IK.xml``: 23 coordinates with the knees' tibia translations as
-OpenSim's splines of the knee angle, coordinate tasks on the subtalar and mtp angles). Both
-sides fit the same frames (the setup's ``time_range``) on the same machine:
+OpenSim's splines of the knee angle, coordinate tasks on the subtalar and mtp angles); and
+the large-model case, ``rajagopal``: ``Rajagopal2016.osim`` (``../shared/data/models/osim/``:
+37 coordinates, spline-driven knees, coupled patellae, arms; 8 locked) on a synthetic
+running trial written for the run (:func:`rajagopal_setup`: its 66 markers from OpenSim's
+own forward kinematics of a running-like stride at 50 Hz, plus 5 mm of seeded noise, every
+marker task at weight 1, accuracy 1e-5). Both sides fit the same frames (the setup's
+``time_range``) on the same machine:
 
 - OpenSim: ``InverseKinematicsTool(setup).run()``, the setup copied to a temporary folder
   with its input paths made absolute and its results sent there; timed end to end (it
@@ -55,10 +60,15 @@ from pipeline.solve import solve_sequence  # noqa: E402
 from pipeline.tracks.opensim_storage import read_storage  # noqa: E402
 
 DATA = SHARED / "data" / "opensim"
+RAJAGOPAL = SHARED / "data" / "models" / "osim" / "Rajagopal2016.osim"
 SETUPS = {
     "arm26": DATA / "arm26" / "arm26_Setup_InverseKinematics.xml",
     "gait2392": DATA / "gait2392" / "subject01_Setup_IK.xml",
+    "rajagopal": RAJAGOPAL,  # a setup written by rajagopal_setup
 }
+#: The synthetic running trial of the large-model case: frames, rate (Hz), stride (Hz),
+#: marker noise (m, per coordinate).
+RUN_FRAMES, RUN_RATE, RUN_STRIDE, RUN_NOISE = 100, 50.0, 1.4, 0.005
 #: The speed-up aimed at on Gait2392 with the exact knees.
 TARGET_SPEEDUP = {"gait2392": 300.0}
 
@@ -69,6 +79,103 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seconds", type=float, default=2.0, help="minimum kinefit span per repeat")
     p.add_argument("--repeats", type=int, default=3)
     return p.parse_args(argv)
+
+
+def _running(t: np.ndarray) -> dict[str, np.ndarray]:
+    """Coordinate trajectories (rad, m) of a running-like stride, inside OpenSim's ranges."""
+    w = 2 * np.pi * RUN_STRIDE
+
+    def s(amp, phase=0.0, k=1):
+        return amp * np.sin(k * w * t + phase)
+
+    q = {
+        "pelvis_tilt": -0.1 + s(0.06, 0, 2), "pelvis_list": s(0.06, 0.3),
+        "pelvis_rotation": s(0.15, 0.2), "pelvis_tx": s(0.05, 0, 2),
+        "pelvis_ty": 0.94 + s(0.04, 0.5, 2), "pelvis_tz": s(0.02, 0.1),
+        "lumbar_extension": -0.1 + s(0.06, 0.4, 2), "lumbar_bending": s(0.06, 1.0),
+        "lumbar_rotation": s(0.15, np.pi),
+    }  # fmt: skip
+    for side, ph in (("r", 0.0), ("l", np.pi)):
+        q |= {
+            f"hip_flexion_{side}": 0.45 + s(0.6, ph),
+            f"hip_adduction_{side}": -0.05 + s(0.1, ph + 1),
+            f"hip_rotation_{side}": s(0.12, ph + 0.5),
+            f"knee_angle_{side}": 0.9 + s(0.75, ph - 1.2),
+            f"ankle_angle_{side}": 0.05 + s(0.3, ph - 0.6),
+            f"arm_flex_{side}": s(0.6, ph + np.pi),
+            f"arm_add_{side}": -0.2 + s(0.08, ph),
+            f"arm_rot_{side}": s(0.15, ph + 0.7),
+            f"elbow_flex_{side}": 1.4 + s(0.3, ph + 0.3),
+            f"pro_sup_{side}": 0.8 + s(0.3, ph + 1.1),
+        }
+    return q
+
+
+def rajagopal_setup(folder: Path) -> Path:
+    """Write the large-model case into ``folder``: its ``.trc`` and IK setup (returned).
+
+    The markers are OpenSim's ``getLocationInGround`` along :func:`_running` (the coupled
+    coordinates as OpenSim's ``CoordinateCouplerConstraint`` functions give them, the
+    locked ones at their defaults) plus :data:`RUN_NOISE` of seeded Gaussian noise.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    model = osim.Model(str(RAJAGOPAL))
+    state = model.initSystem()
+    coords = model.getCoordinateSet()
+    couplers = []
+    for c in model.getConstraintSet():
+        cc = osim.CoordinateCouplerConstraint.safeDownCast(c)
+        if cc is not None and c.get_isEnforced():
+            dep, ind = cc.getDependentCoordinateName(), cc.getIndependentCoordinateNames()
+            couplers.append((dep, ind.get(0), cc.getFunction()))
+    time_s = np.arange(RUN_FRAMES) / RUN_RATE
+    values = _running(time_s)
+    markers = list(model.getMarkerSet())
+    xyz = np.zeros((RUN_FRAMES, len(markers), 3))
+    for i in range(RUN_FRAMES):
+        for name, v in values.items():
+            coords.get(name).setValue(state, float(v[i]), False)
+        for dep, ind, fn in couplers:
+            v = fn.calcValue(osim.Vector(1, coords.get(ind).getValue(state)))
+            coords.get(dep).setValue(state, v, False)
+        model.realizePosition(state)
+        for k, m in enumerate(markers):
+            p = m.getLocationInGround(state)
+            xyz[i, k] = p.get(0), p.get(1), p.get(2)
+    xyz += RUN_NOISE * np.random.default_rng(29).standard_normal(xyz.shape)
+    names = [m.getName() for m in markers]
+    trc = folder / "running.trc"
+    head = [
+        f"PathFileType\t4\t(X/Y/Z)\t{trc.name}",
+        "DataRate\tCameraRate\tNumFrames\tNumMarkers\tUnits\tOrigDataRate"
+        "\tOrigDataStartFrame\tOrigNumFrames",
+        f"{RUN_RATE:g}\t{RUN_RATE:g}\t{RUN_FRAMES}\t{len(names)}\tm\t{RUN_RATE:g}\t1\t{RUN_FRAMES}",
+        "Frame#\tTime\t" + "\t\t\t".join(names) + "\t\t",
+        "\t\t" + "\t".join(f"X{k}\tY{k}\tZ{k}" for k in range(1, len(names) + 1)),
+        "",
+    ]
+    rows = [f"{i + 1}\t{time_s[i]:.6f}\t" + "\t".join(f"{v:.9f}" for v in xyz[i].ravel())
+            for i in range(RUN_FRAMES)]  # fmt: skip
+    trc.write_text("\n".join(head + rows) + "\n")
+    tasks = "".join(
+        f'<IKMarkerTask name="{n}"><apply>true</apply><weight>1</weight></IKMarkerTask>'
+        for n in names
+    )
+    setup = folder / "running_Setup_IK.xml"
+    setup.write_text(
+        f"""<?xml version="1.0" encoding="UTF-8" ?>
+<OpenSimDocument Version="40000"><InverseKinematicsTool name="running">
+<results_directory>{folder}</results_directory><model_file>{RAJAGOPAL}</model_file>
+<accuracy>1e-005</accuracy>
+<IKTaskSet name="running"><objects>{tasks}</objects></IKTaskSet>
+<marker_file>{trc}</marker_file><coordinate_file>Unassigned</coordinate_file>
+<time_range>0 {time_s[-1]:.6f}</time_range><report_errors>true</report_errors>
+<output_motion_file>{folder / "running_ik.mot"}</output_motion_file>
+<report_marker_locations>false</report_marker_locations>
+</InverseKinematicsTool></OpenSimDocument>
+"""
+    )
+    return setup
 
 
 def _copy_setup(src: Path, tmp: Path) -> Path:
@@ -144,8 +251,8 @@ def _angle_gap(a: Path, b: Path) -> float:
 
 
 def measure(name: str, args, tmp: Path) -> dict:
-    src = SETUPS[name]
     folder = tmp / name
+    src = rajagopal_setup(folder / "trial") if name == "rajagopal" else SETUPS[name]
     (folder / "opensim").mkdir(parents=True)
     (folder / "kinefit").mkdir()
     setup = _copy_setup(src, folder / "opensim")

@@ -3,8 +3,8 @@
 A coupled plan's joints apply *steps* (:mod:`pipeline.kinematics.steps`): their DOFs and
 their driven axes. Each driven step's value is a chain of one-argument functions of one
 DOF (innermost first: the couplings it goes through, then its own function); the
-functions are stored once each as a kind code and a slice of flat knot and coefficient
-arrays, which :mod:`pipeline.solve.compiled.driven` evaluates as
+functions are stored once each as a kind code and a block of rows of one knot table,
+which :mod:`pipeline.solve.compiled.driven` evaluates as
 :func:`pipeline.bodyplan.functions.evaluate` does (the spline coefficients are those
 :mod:`pipeline.bodyplan.functions` computes, OpenSim's ``SimmSpline`` fit).
 
@@ -13,6 +13,14 @@ Function kinds: ``LINEAR`` (``y = [slope, intercept]``), ``CONSTANT`` (``y = [va
 piecewise-linear function: knots ``x``, ``y`` and per-knot cubic coefficients ``b``,
 ``c``, ``d``; ``c = d = 0`` for a piecewise-linear one). A ``MultiplierFunction`` is its
 inner function with ``scale`` the product of the factors.
+
+The tables are packed into a few contiguous arrays, built once per plan: one integer row
+and one float row per step (columns ``STEP_*`` and ``axis x, y, z, sign``), one integer
+row per function (``FN_*``) and the knot table (columns ``KNOT_*``; the coefficients of
+the other kinds in its ``KNOT_Y`` column). The kernels read them through a handful of
+array arguments: each array a compiled helper takes costs it a reference-count update
+that the compiler does not always remove, so twenty separate tables handed to the
+helpers inside the step loop cost more than the kinematics.
 """
 
 from __future__ import annotations
@@ -24,9 +32,38 @@ from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.plan_arrays import HINGE, SLIDE, _aligned_axis, compile_plan
 from pipeline.kinematics.step_groups import step_groups
 
-__all__ = ["CONSTANT", "KNOTS", "LINEAR", "POLYNOMIAL", "step_tables"]
+__all__ = [
+    "CONSTANT",
+    "FN_COUNT",
+    "FN_KIND",
+    "FN_START",
+    "KNOTS",
+    "KNOT_B",
+    "KNOT_C",
+    "KNOT_D",
+    "KNOT_X",
+    "KNOT_Y",
+    "LINEAR",
+    "POLYNOMIAL",
+    "STEP_ALIGNED",
+    "STEP_CHAIN",
+    "STEP_CHAIN_END",
+    "STEP_OWN",
+    "STEP_ROOT",
+    "STEP_SCREW",
+    "STEP_TYPE",
+    "step_tables",
+]
 
 LINEAR, CONSTANT, POLYNOMIAL, KNOTS = 0, 1, 2, 3
+#: Columns of ``step_int``: the step's type, the coordinate axis of an aligned hinge (else
+#: -1), the DOF of a DOF's own step (else -1), its root DOF, its screw group (-1: none),
+#: and its slice ``chain_fn[STEP_CHAIN:STEP_CHAIN_END]`` of function ids.
+STEP_TYPE, STEP_ALIGNED, STEP_OWN, STEP_ROOT, STEP_SCREW, STEP_CHAIN, STEP_CHAIN_END = range(7)
+#: Columns of ``fn_int``: the kind, the function's first row of ``fn_knots`` and its rows.
+FN_KIND, FN_START, FN_COUNT = range(3)
+#: Columns of ``fn_knots``.
+KNOT_X, KNOT_Y, KNOT_B, KNOT_C, KNOT_D = range(5)
 
 
 def _flat(fn: Function, scale: float = 1.0) -> tuple[int, float, list, list, list, list, list]:
@@ -50,21 +87,21 @@ def _flat(fn: Function, scale: float = 1.0) -> tuple[int, float, list, list, lis
 
 
 def _functions(fns: list[Function]) -> dict[str, np.ndarray]:
-    kinds, scales, start = [], [], [0]
-    cols: dict[str, list[float]] = {"x": [], "y": [], "b": [], "c": [], "d": []}
+    """``fn_int`` (F, 3), ``fn_scale`` (F,) and ``fn_knots`` (K, 5) of ``fns``."""
+    rows: list[list[float]] = []
+    ints, scales = [], []
     for fn in fns:
         kind, scale, x, y, b, c, d = _flat(fn)
-        kinds.append(kind)
-        scales.append(scale)
         width = len(y)
-        for name, vals in zip("xybcd", (x, y, b, c, d), strict=True):
-            cols[name].extend(list(vals) + [0.0] * (width - len(vals)))
-        start.append(start[-1] + width)
-    out = {f"fn_{k}": np.array(v, np.float64) for k, v in cols.items()}
-    out["fn_kind"] = np.array(kinds, np.int64)
-    out["fn_scale"] = np.array(scales, np.float64)
-    out["fn_start"] = np.array(start, np.int64)
-    return out
+        ints.append((kind, len(rows), width))
+        scales.append(scale)
+        cols = [list(v) + [0.0] * (width - len(v)) for v in (x, y, b, c, d)]
+        rows.extend(list(r) for r in zip(*cols, strict=True))
+    return {
+        "fn_int": np.array(ints, np.int64).reshape(-1, 3),
+        "fn_scale": np.array(scales, np.float64),
+        "fn_knots": np.array(rows, np.float64).reshape(-1, 5),
+    }
 
 
 def step_tables(plan: BodyPlan) -> dict[str, np.ndarray | bool]:
@@ -82,29 +119,25 @@ def _step_tables(plan: BodyPlan) -> dict[str, np.ndarray | bool]:
     Returns
     -------
     dict
-        ``coupled``; per step ``step_start`` (J + 1), ``step_type``, ``step_axis``,
-        ``step_aligned``, ``step_sign``, ``step_own`` (the DOF of a DOF's own step, else
-        -1), ``step_root``, ``step_screw`` (:class:`~pipeline.kinematics.step_groups.StepGroups`);
-        ``chain_start`` (M + 1) and ``chain_fn`` (function ids, innermost first);
-        ``fn_*`` (module docstring); ``extra_start`` (N + 1) and ``extra_joint``. An
-        uncoupled plan has no steps (its kernels walk the DOFs).
+        ``coupled``; ``step_start`` (J + 1: joint ``j``'s steps); per step ``step_int``
+        (M, 7; columns ``STEP_*``, the screw groups those of
+        :class:`~pipeline.kinematics.step_groups.StepGroups`) and ``step_real`` (M, 4: the
+        axis and its sign); ``chain_fn`` (function ids, innermost first); ``fn_int``,
+        ``fn_scale``, ``fn_knots`` (module docstring); ``extra_start`` (N + 1) and
+        ``extra_joint``. An uncoupled plan has no steps (its kernels walk the DOFs).
     """
     m = compile_plan(plan, np.float64)
     if not m.coupled:
-        empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0, np.float64)
-        out: dict = {
+        return {
             "coupled": False,
             "step_start": np.zeros(m.n_joints + 1, np.int64),
-            "step_axis": np.zeros((0, 3)),
-            "step_sign": empty_f,
-            "chain_start": np.zeros(1, np.int64),
+            "step_int": np.zeros((0, 7), np.int64),
+            "step_real": np.zeros((0, 4), np.float64),
+            "chain_fn": np.zeros(0, np.int64),
             **_functions([]),
             "extra_start": np.zeros(m.n_dofs + 1, np.int64),
+            "extra_joint": np.zeros(0, np.int64),
         }
-        for k in ("step_type", "step_aligned", "step_own", "step_root", "step_screw"):
-            out[k] = empty_i
-        out["chain_fn"] = out["extra_joint"] = empty_i
-        return out
     groups = step_groups(plan)
     counts = [len(j.axes) for j in plan.joints]
     ids: dict[int, int] = {}
@@ -130,17 +163,20 @@ def _step_tables(plan: BodyPlan) -> dict[str, np.ndarray | bool]:
          for a, t in zip(m.step_axis, m.step_type, strict=True)], np.int64,
     )  # fmt: skip
     assert np.isin(m.step_type[own < 0], (HINGE, SLIDE)).all()
+    chain_start = np.concatenate([[0], np.cumsum([len(c) for c in chains])]).astype(np.int64)
+    step_int = np.stack(
+        [m.step_type.astype(np.int64), aligned, own, m.step_root.astype(np.int64),
+         groups.screw.astype(np.int64), chain_start[:-1], chain_start[1:]], axis=1,
+    )  # fmt: skip
+    step_real = np.concatenate(
+        [np.asarray(m.step_axis, np.float64).reshape(-1, 3),
+         np.asarray(m.step_sign, np.float64).reshape(-1, 1)], axis=1,
+    )  # fmt: skip
     return {
         "coupled": True,
         "step_start": np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-        "step_type": m.step_type.astype(np.int64),
-        "step_axis": np.ascontiguousarray(m.step_axis, np.float64),
-        "step_aligned": aligned,
-        "step_sign": np.ascontiguousarray(m.step_sign, np.float64),
-        "step_own": own,
-        "step_root": m.step_root.astype(np.int64),
-        "step_screw": groups.screw.astype(np.int64),
-        "chain_start": np.concatenate([[0], np.cumsum([len(c) for c in chains])]).astype(np.int64),
+        "step_int": np.ascontiguousarray(step_int, np.int64),
+        "step_real": np.ascontiguousarray(step_real, np.float64),
         "chain_fn": np.array([f for c in chains for f in c], np.int64),
         **_functions(fns),
         "extra_start": groups.extra_start,

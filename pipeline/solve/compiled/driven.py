@@ -25,8 +25,27 @@ import numba as nb
 import numpy as np
 
 from pipeline.kinematics.plan_arrays import HINGE, SLIDE, SWING1
-from pipeline.solve.compiled.coupled_tables import CONSTANT, LINEAR, POLYNOMIAL
-from pipeline.solve.compiled.so3 import axis_angle, expmap_and_left_jacobian
+from pipeline.solve.compiled.coupled_tables import (
+    CONSTANT,
+    FN_COUNT,
+    FN_KIND,
+    FN_START,
+    KNOT_B,
+    KNOT_C,
+    KNOT_D,
+    KNOT_X,
+    KNOT_Y,
+    LINEAR,
+    POLYNOMIAL,
+    STEP_ALIGNED,
+    STEP_CHAIN,
+    STEP_CHAIN_END,
+    STEP_OWN,
+    STEP_ROOT,
+    STEP_SCREW,
+    STEP_TYPE,
+)
+from pipeline.solve.compiled.so3 import expmap_and_left_jacobian
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import INLINE, JIT
 
@@ -37,15 +56,15 @@ _ROUNDOFF = 2e-13
 
 
 @nb.njit(**INLINE)
-def _interval(x: np.ndarray, a: int, n: int, v: float) -> int:
+def _interval(kn: np.ndarray, a: int, n: int, v: float) -> int:
     """OpenSim's bisection: ``k`` with ``x[a + k] <= v <= x[a + k + 1]`` (``v`` inside)."""
     lo, hi = 0, n
     k = (lo + hi) // 2
     for _ in range(2 * n + 2):
         k = (lo + hi) // 2
-        if v < x[a + k]:
+        if v < kn[a + k, KNOT_X]:
             hi = k
-        elif v > x[a + min(k + 1, n - 1)]:
+        elif v > kn[a + min(k + 1, n - 1), KNOT_X]:
             lo = k
         else:
             break
@@ -53,50 +72,97 @@ def _interval(x: np.ndarray, a: int, n: int, v: float) -> int:
 
 
 @nb.njit(**INLINE)
-def evaluate_function(tb: Tables, f: int, v: float) -> tuple:
-    """Value and derivative of function ``f`` of the tables at ``v``."""
-    kind, a = tb.fn_kind[f], tb.fn_start[f]
-    n = tb.fn_start[f + 1] - a
-    y = tb.fn_y
+def evaluate_function(
+    fn_int: np.ndarray, fn_scale: np.ndarray, kn: np.ndarray, f: int, v: float
+) -> tuple:
+    """Value and derivative of function ``f`` at ``v``.
+
+    ``fn_int``, ``fn_scale``, ``kn`` are ``Tables.fn_int``, ``Tables.fn_scale`` and
+    ``Tables.fn_knots`` (:mod:`pipeline.solve.compiled.coupled_tables`).
+    """
+    kind, a, n = fn_int[f, FN_KIND], fn_int[f, FN_START], fn_int[f, FN_COUNT]
     if kind == LINEAR:
-        value, slope = y[a] * v + y[a + 1], y[a]
+        value, slope = kn[a, KNOT_Y] * v + kn[a + 1, KNOT_Y], kn[a, KNOT_Y]
     elif kind == CONSTANT:
-        value, slope = y[a], 0.0
+        value, slope = kn[a, KNOT_Y], 0.0
     elif kind == POLYNOMIAL:
         value = slope = 0.0
         for i in range(n):  # Horner's rule for the value and its derivative
             slope = slope * v + value
-            value = value * v + y[a + i]
+            value = value * v + kn[a + i, KNOT_Y]
     else:
-        x, b, c, d = tb.fn_x, tb.fn_b, tb.fn_c, tb.fn_d
-        x0, xn = x[a], x[a + n - 1]
         e = a + n - 1
+        x0, xn = kn[a, KNOT_X], kn[e, KNOT_X]
         if v < x0:
-            value, slope = y[a] + (v - x0) * b[a], b[a]
+            value, slope = kn[a, KNOT_Y] + (v - x0) * kn[a, KNOT_B], kn[a, KNOT_B]
         elif v > xn:
-            value, slope = y[e] + (v - xn) * b[e], b[e]
+            value, slope = kn[e, KNOT_Y] + (v - xn) * kn[e, KNOT_B], kn[e, KNOT_B]
         elif abs(v - x0) <= _ROUNDOFF:
-            value, slope = y[a], b[a]
+            value, slope = kn[a, KNOT_Y], kn[a, KNOT_B]
         elif abs(v - xn) <= _ROUNDOFF:
-            value, slope = y[e], b[e]
+            value, slope = kn[e, KNOT_Y], kn[e, KNOT_B]
         else:
-            i = a + (0 if n < 3 else _interval(x, a, n, v))
-            dx = v - x[i]
-            value = y[i] + dx * (b[i] + dx * (c[i] + dx * d[i]))
-            slope = b[i] + dx * (2.0 * c[i] + 3.0 * dx * d[i])
-    sc = tb.fn_scale[f]
+            i = a + (0 if n < 3 else _interval(kn, a, n, v))
+            dx = v - kn[i, KNOT_X]
+            bi, ci, di = kn[i, KNOT_B], kn[i, KNOT_C], kn[i, KNOT_D]
+            value = kn[i, KNOT_Y] + dx * (bi + dx * (ci + dx * di))
+            slope = bi + dx * (2.0 * ci + 3.0 * dx * di)
+    sc = fn_scale[f]
     return sc * value, sc * slope
 
 
 @nb.njit(**INLINE)
-def step_value(tb: Tables, s: int, q: np.ndarray) -> tuple:
-    """Value of step ``s`` and its derivative along its root DOF."""
-    x = q[tb.step_root[s]]
+def step_value(
+    st: np.ndarray,
+    chain_fn: np.ndarray,
+    fn_int: np.ndarray,
+    fn_scale: np.ndarray,
+    kn: np.ndarray,
+    s: int,
+    q: np.ndarray,
+) -> tuple:
+    """Value of step ``s`` and its derivative along its root DOF.
+
+    ``st`` is ``Tables.step_int``; the others are the ``Tables`` fields of their names
+    (``kn``: ``fn_knots``). Arrays, not the tables: an inlined helper that takes the
+    tables costs a reference-count update of each of their arrays at every call.
+    """
+    x = q[st[s, STEP_ROOT]]
     d = 1.0
-    for i in range(tb.chain_start[s], tb.chain_start[s + 1]):
-        x, slope = evaluate_function(tb, tb.chain_fn[i], x)
+    for i in range(st[s, STEP_CHAIN], st[s, STEP_CHAIN_END]):
+        x, slope = evaluate_function(fn_int, fn_scale, kn, chain_fn[i], x)
         d = slope * d
     return x, d
+
+
+@nb.njit(**INLINE)
+def _rotation(ux: float, uy: float, uz: float, c: float, s: float) -> tuple:
+    """Row-major 9-tuple of the rotation with cosine ``c``, sine ``s`` about unit ``u``.
+
+    The products of :func:`~pipeline.solve.compiled.so3.axis_angle`, in registers.
+    """
+    t = 1.0 - c
+    return (
+        c + t * ux * ux, t * ux * uy - s * uz, t * ux * uz + s * uy,
+        t * ux * uy + s * uz, c + t * uy * uy, t * uy * uz - s * ux,
+        t * ux * uz - s * uy, t * uy * uz + s * ux, c + t * uz * uz,
+    )  # fmt: skip
+
+
+@nb.njit(**INLINE)
+def _mul33(a: tuple, b: tuple) -> tuple:
+    """``a @ b`` of two row-major 9-tuples (as ``r @ m[i]`` of :func:`_mul`)."""
+    return (
+        a[0] * b[0] + a[1] * b[3] + a[2] * b[6],
+        a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+        a[0] * b[2] + a[1] * b[5] + a[2] * b[8],
+        a[3] * b[0] + a[4] * b[3] + a[5] * b[6],
+        a[3] * b[1] + a[4] * b[4] + a[5] * b[7],
+        a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+        a[6] * b[0] + a[7] * b[3] + a[8] * b[6],
+        a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+        a[6] * b[2] + a[7] * b[5] + a[8] * b[8],
+    )
 
 
 @nb.njit(**INLINE)
@@ -148,8 +214,8 @@ def _mix(r: tuple, al: int, c: float, s: float) -> tuple:
 
 
 @nb.njit(**INLINE)
-def _cos_sin(tb: Tables, s: int, own: int, v: float, half: np.ndarray) -> tuple:
-    """Cosine and sine of step ``s``'s angle ``v`` (a DOF's from its half angles)."""
+def _cos_sin(own: int, v: float, half: np.ndarray) -> tuple:
+    """Cosine and sine of a step's angle ``v`` (a DOF's from its half angles)."""
     if own >= 0:
         ch, sh = half[0, own], half[1, own]
         return (ch - sh) * (ch + sh), 2.0 * sh * ch
@@ -163,13 +229,17 @@ def fk_steps(tb, q, half, root_pos, root_rot, need_axes, rot, org, pos, axes, pi
     ``axes`` and ``pivots`` are ``(N + G, 3)``: the screws of the DOFs and of the extra
     groups (``Tables.extra_joint``).
     """
+    parent, offset_pos, offset_rot = tb.parent, tb.offset_pos, tb.offset_rot
+    offset_identity = tb.offset_identity
+    step_start, st, sr, dof_axis = tb.step_start, tb.step_int, tb.step_real, tb.dof_axis
+    chain_fn, fn_int, fn_scale, kn = tb.chain_fn, tb.fn_int, tb.fn_scale, tb.fn_knots
     if need_axes:
         for i in range(axes.shape[0]):
             for c in range(3):
                 axes[i, c] = 0.0
                 pivots[i, c] = 0.0
-    for j in range(tb.parent.shape[0]):
-        p = tb.parent[j]
+    for j in range(parent.shape[0]):
+        p = parent[j]
         if p < 0:
             a = (
                 root_rot[0, 0], root_rot[0, 1], root_rot[0, 2],
@@ -184,30 +254,30 @@ def fk_steps(tb, q, half, root_pos, root_rot, need_axes, rot, org, pos, axes, pi
                 rot[p, 2, 0], rot[p, 2, 1], rot[p, 2, 2],
             )  # fmt: skip
             b0, b1, b2 = org[p, 0], org[p, 1], org[p, 2]
-        f0, f1, f2 = tb.offset_pos[j, 0], tb.offset_pos[j, 1], tb.offset_pos[j, 2]
+        f0, f1, f2 = offset_pos[j, 0], offset_pos[j, 1], offset_pos[j, 2]
         o0 = b0 + a[0] * f0 + a[1] * f1 + a[2] * f2
         o1 = b1 + a[3] * f0 + a[4] * f1 + a[5] * f2
         o2 = b2 + a[6] * f0 + a[7] * f1 + a[8] * f2
         pos[j, 0], pos[j, 1], pos[j, 2] = o0, o1, o2
-        r = a if tb.offset_identity[j] else _mul(a, tb.offset_rot, j)
-        for s in range(tb.step_start[j], tb.step_start[j + 1]):
-            typ, own = tb.step_type[s], tb.step_own[s]
+        r = a if offset_identity[j] else _mul(a, offset_rot, j)
+        for s in range(step_start[j], step_start[j + 1]):
+            typ, own = st[s, STEP_TYPE], st[s, STEP_OWN]
             if own >= 0:
                 v, dv = q[own], 1.0
             else:
-                v, dv = step_value(tb, s, q)
-            gi = tb.step_screw[s]
+                v, dv = step_value(st, chain_fn, fn_int, fn_scale, kn, s, q)
+            gi = st[s, STEP_SCREW]
             acc = need_axes and gi >= 0
-            al = tb.step_aligned[s]
+            al = st[s, STEP_ALIGNED]
             if al >= 0:
-                sg = tb.step_sign[s]
+                sg = sr[s, 3]
                 if acc:
                     _add_hinge(axes, pivots, gi, dv, sg * r[al], sg * r[3 + al], sg * r[6 + al],
                                o0, o1, o2)  # fmt: skip
-                cs, sn = _cos_sin(tb, s, own, v, half)
+                cs, sn = _cos_sin(own, v, half)
                 r = _mix(r, al, cs, sg * sn)
             elif typ in (HINGE, SLIDE):
-                x, y, z = tb.step_axis[s, 0], tb.step_axis[s, 1], tb.step_axis[s, 2]
+                x, y, z = sr[s, 0], sr[s, 1], sr[s, 2]
                 ux = r[0] * x + r[1] * y + r[2] * z
                 uy = r[3] * x + r[4] * y + r[5] * z
                 uz = r[6] * x + r[7] * y + r[8] * z
@@ -222,20 +292,19 @@ def fk_steps(tb, q, half, root_pos, root_rot, need_axes, rot, org, pos, axes, pi
                 else:
                     if acc:
                         _add_hinge(axes, pivots, gi, dv, ux, uy, uz, o0, o1, o2)
-                    cs, sn = _cos_sin(tb, s, own, v, half)
-                    axis_angle(x, y, z, cs, sn, tmp, 0)
-                    r = _mul(r, tmp, 0)
+                    cs, sn = _cos_sin(own, v, half)
+                    r = _mul33(r, _rotation(x, y, z, cs, sn))
             elif typ == SWING1:  # a ball's swing pair: DOFs own, own + 1 (own steps only)
                 k = own
                 s1, s2 = q[k], q[k + 1]
-                v0 = s1 * tb.dof_axis[k, 0] + s2 * tb.dof_axis[k + 1, 0]
-                v1 = s1 * tb.dof_axis[k, 1] + s2 * tb.dof_axis[k + 1, 1]
-                v2 = s1 * tb.dof_axis[k, 2] + s2 * tb.dof_axis[k + 1, 2]
+                v0 = s1 * dof_axis[k, 0] + s2 * dof_axis[k + 1, 0]
+                v1 = s1 * dof_axis[k, 1] + s2 * dof_axis[k + 1, 1]
+                v2 = s1 * dof_axis[k, 2] + s2 * dof_axis[k + 1, 2]
                 expmap_and_left_jacobian(v0, v1, v2, tmp)
                 if need_axes:
                     rj = _mul(r, tmp, 1)
                     for kk in (k, k + 1):
-                        x, y, z = tb.dof_axis[kk, 0], tb.dof_axis[kk, 1], tb.dof_axis[kk, 2]
+                        x, y, z = dof_axis[kk, 0], dof_axis[kk, 1], dof_axis[kk, 2]
                         _add_hinge(axes, pivots, kk, 1.0, rj[0] * x + rj[1] * y + rj[2] * z,
                                    rj[3] * x + rj[4] * y + rj[5] * z,
                                    rj[6] * x + rj[7] * y + rj[8] * z, o0, o1, o2)  # fmt: skip
@@ -261,23 +330,24 @@ def screw(axes: np.ndarray, pivots: np.ndarray, i: int, root_pos: np.ndarray) ->
 @nb.njit(**JIT)
 def local_quats_steps(tb: Tables, q: np.ndarray, out: np.ndarray, half: np.ndarray) -> None:
     """:func:`~pipeline.solve.compiled.pose.local_quats` of a coupled plan (driven hinges too)."""
+    step_start, st, sr, dof_axis = tb.step_start, tb.step_int, tb.step_real, tb.dof_axis
+    chain_fn, fn_int, fn_scale, kn = tb.chain_fn, tb.fn_int, tb.fn_scale, tb.fn_knots
     for j in range(out.shape[0]):
         w, x, y, z = 1.0, 0.0, 0.0, 0.0
-        for s in range(tb.step_start[j], tb.step_start[j + 1]):
-            typ, k = tb.step_type[s], tb.step_own[s]
+        for s in range(step_start[j], step_start[j + 1]):
+            typ, k = st[s, STEP_TYPE], st[s, STEP_OWN]
             if typ == HINGE:
                 if k >= 0:
                     bw, sn = half[0, k], half[1, k]
                 else:
-                    v, _ = step_value(tb, s, q)
+                    v, _ = step_value(st, chain_fn, fn_int, fn_scale, kn, s, q)
                     bw, sn = math.cos(0.5 * v), math.sin(0.5 * v)
-                ax = tb.step_axis[s]
-                bx, by, bz = sn * ax[0], sn * ax[1], sn * ax[2]
+                bx, by, bz = sn * sr[s, 0], sn * sr[s, 1], sn * sr[s, 2]
             elif typ == SWING1:
                 s1, s2 = q[k], q[k + 1]
-                vx = s1 * tb.dof_axis[k, 0] + s2 * tb.dof_axis[k + 1, 0]
-                vy = s1 * tb.dof_axis[k, 1] + s2 * tb.dof_axis[k + 1, 1]
-                vz = s1 * tb.dof_axis[k, 2] + s2 * tb.dof_axis[k + 1, 2]
+                vx = s1 * dof_axis[k, 0] + s2 * dof_axis[k + 1, 0]
+                vy = s1 * dof_axis[k, 1] + s2 * dof_axis[k + 1, 1]
+                vz = s1 * dof_axis[k, 2] + s2 * dof_axis[k + 1, 2]
                 t = math.sqrt(vx * vx + vy * vy + vz * vz)
                 f = 0.5 - t * t / 48.0 if t < 1e-8 else math.sin(0.5 * t) / t
                 bw, bx, by, bz = math.cos(0.5 * t), f * vx, f * vy, f * vz

@@ -93,11 +93,14 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         fill(act, False)
         reason = MAX_ITERATIONS
         it = 0
+        cost = 0.0
+        fresh = False  # the forward pass and objective of q are in place (an accepted step's)
         while it < cfg.n_iterations:
             it += 1
-            quat_to_matrix(rq, root_rot)
-            fk_half(tb, q, half, rp, root_rot, True, rot, org, pos, axes, pivots, tmp)
-            cost = objective(tb, pos, obs_t, w_t, q, nw, loss, scale, res, weff, tw, tt)
+            if not fresh:
+                quat_to_matrix(rq, root_rot)
+                fk_half(tb, q, half, rp, root_rot, True, rot, org, pos, axes, pivots, tmp)
+                cost = objective(tb, pos, obs_t, w_t, q, nw, loss, scale, res, weff, tw, tt)
             assemble(tb, pos, axes, pivots, rp, res, weff, ws.mom, ws.xi, ws.hd, ws.hc, ws.hr,
                      ws.g)  # fmt: skip
             damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor, tw, tt)
@@ -110,9 +113,10 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
             ok = finite and math.isfinite(cost)
             small = max_pos < cfg.position_tolerance and max_ang < cfg.angle_tolerance
             cand = cost
-            if ok and not gn:
+            tried = ok and not gn
+            if tried:  # with the screws: an accepted step's next iteration starts from them
                 quat_to_matrix(rq_new, root_rot)
-                fk_half(tb, q_new, half_new, rp_new, root_rot, False, rot, org, pos, axes,
+                fk_half(tb, q_new, half_new, rp_new, root_rot, True, rot, org, pos, axes,
                         pivots, tmp)  # fmt: skip
                 cand = objective(tb, pos, obs_t, w_t, q_new, nw, loss, scale, res, weff, tw,
                                  tt)  # fmt: skip
@@ -126,8 +130,10 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
                 rq, rq_new = rq_new, rq
                 act, act_new = act_new, act
                 half, half_new = half_new, half
+                cost = cand
             else:
                 fill(act, False)  # the pose is kept
+            fresh = accepted and tried
             if done:
                 break
         copy(q, out.dof_value[t])

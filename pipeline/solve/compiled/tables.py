@@ -69,10 +69,9 @@ class Tables(NamedTuple):
         The plan has driven axes: forward kinematics walks its steps
         (:mod:`pipeline.solve.compiled.driven`), every DOF's screw is the chain-weighted
         sum of its steps' (``axes`` carry its rotation part, ``pivots`` its moment part).
-    step_start, step_type, step_axis, step_aligned, step_sign, step_own, step_root,
-    step_screw, chain_start, chain_fn, fn_kind, fn_start, fn_scale, fn_x, fn_y, fn_b,
-    fn_c, fn_d, extra_start, extra_joint
-        The steps, function chains and extra screw groups of a coupled plan
+    step_start, step_int, step_real, chain_fn, fn_int, fn_scale, fn_knots, extra_start,
+    extra_joint
+        The steps, function chains and extra screw groups of a coupled plan, packed
         (:func:`~pipeline.solve.compiled.coupled_tables.step_tables`); no steps otherwise.
     """
 
@@ -101,23 +100,12 @@ class Tables(NamedTuple):
     n_root: int
     coupled: bool
     step_start: np.ndarray
-    step_type: np.ndarray
-    step_axis: np.ndarray
-    step_aligned: np.ndarray
-    step_sign: np.ndarray
-    step_own: np.ndarray
-    step_root: np.ndarray
-    step_screw: np.ndarray
-    chain_start: np.ndarray
+    step_int: np.ndarray
+    step_real: np.ndarray
     chain_fn: np.ndarray
-    fn_kind: np.ndarray
-    fn_start: np.ndarray
+    fn_int: np.ndarray
     fn_scale: np.ndarray
-    fn_x: np.ndarray
-    fn_y: np.ndarray
-    fn_b: np.ndarray
-    fn_c: np.ndarray
-    fn_d: np.ndarray
+    fn_knots: np.ndarray
     extra_start: np.ndarray
     extra_joint: np.ndarray
 
