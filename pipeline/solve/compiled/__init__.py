@@ -218,7 +218,7 @@ def is_warm() -> bool:
     return bool(solve_frames_kernel.signatures) and bool(_rts.signatures)
 
 
-def warm_up(say: Callable[[str], None] | None = None) -> float:
+def warm_up(say: Callable[[str], None] | None = None, *, smoother: bool = True) -> float:
     """Compile (the first time ever) or load (from numba's cache) the solver kernels.
 
     One call covers every body plan and setting: the kernels are specialized on array
@@ -230,6 +230,9 @@ def warm_up(say: Callable[[str], None] | None = None) -> float:
     say : callable, optional
         Called with :data:`WARM_UP_MESSAGE` before the work when the kernels are not
         loaded yet (default: logged at INFO on ``pipeline.solve.compiled``).
+    smoother : bool
+        Also the smoother's kernel (False leaves it to its first use, or to another
+        process warming the same cache at the same time).
 
     Returns
     -------
@@ -245,7 +248,7 @@ def warm_up(say: Callable[[str], None] | None = None) -> float:
     timer.daemon = True
     timer.start()
     try:
-        seconds = _warm_up()
+        seconds = _warm_up(smoother)
     finally:
         timer.cancel()
     if seconds <= SLOW_WARM_UP:
@@ -253,7 +256,7 @@ def warm_up(say: Callable[[str], None] | None = None) -> float:
     return seconds
 
 
-def _warm_up() -> float:
+def _warm_up(smoother: bool) -> float:
     t0 = time.perf_counter()
     hinge = Dof("hinge", (0.0, 0.0, 1.0))
     plan = BodyPlan(
@@ -269,6 +272,8 @@ def _warm_up() -> float:
     prob = prepare(plan, targets, None, SolverConfig(), None, np.float64)
     start = np.zeros((1, plan.n_dofs)), np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0, 0.0]])
     solve_compiled(prob, *start, chained=True, kabsch=True)
+    if not smoother:
+        return time.perf_counter() - t0
     from pipeline.solve.temporal.marginal import smooth_coordinates  # its kernel too
 
     n = plan.n_dofs + 6

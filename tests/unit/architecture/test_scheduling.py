@@ -1,0 +1,43 @@
+"""How the suite is shared between the xdist workers (``tests/fixtures/scheduling.py``)."""
+
+from __future__ import annotations
+
+pytest_plugins = ["pytester"]
+
+MODULE = """
+import pytest
+
+@pytest.fixture(scope="module")
+def built():
+    return 1
+
+@pytest.fixture(scope="session")
+def once():
+    return 2
+
+def test_a(built):
+    pass
+
+def test_b(built, once):
+    pass
+
+def test_c(once):
+    pass
+
+@pytest.mark.xdist_group("mine")
+def test_d(built):
+    pass
+"""
+
+
+def _groups(pytester) -> dict[str, list[str]]:
+    pytester.makepyfile(test_mod=MODULE)
+    items, _ = pytester.inline_genitems("-p", "tests.fixtures.scheduling")
+    return {item.name: [m.args[0] for m in item.iter_markers("xdist_group")] for item in items}
+
+
+def test_tests_sharing_a_module_fixture_stay_on_one_worker(pytester):
+    groups = _groups(pytester)
+    assert groups["test_a"] == groups["test_b"] == ["module:test_mod.py"]
+    assert groups["test_c"] == []  # a session fixture is built once per worker anyway
+    assert groups["test_d"] == ["mine"]  # a test's own group is kept
