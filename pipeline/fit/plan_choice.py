@@ -24,7 +24,6 @@ or is skipped. :meth:`PlanChoice.record` is kept in the fit store's
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ import xarray as xr
 
 from pipeline.bodyplan.library.choice import PlanMatch, choose_plan, rank_plans
 from pipeline.bodyplan.model import BodyPlan
+from pipeline.provenance.hashing import tree_sha256
 
 __all__ = ["AUTO", "PlanChoice", "choose_session_plan", "own_skeleton", "session_plan"]
 
@@ -96,7 +96,7 @@ def own_skeleton(ds: xr.Dataset) -> tuple[str, BodyPlan] | None:
     if attrs.get("source_format") != "bvh" or not path or not Path(path).is_file():
         return None
     digest = attrs.get("source_sha256")
-    if digest and hashlib.sha256(Path(path).read_bytes()).hexdigest() != digest:
+    if digest and tree_sha256(path) != digest:
         return None
     from pipeline.bodyplan.io import body_plan_to_dict, load_body_plan
     from pipeline.tracks.units import unit_factor
