@@ -14,6 +14,7 @@ Files of no shipped convention are refused, each for the reason in ``REFUSED``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -278,7 +279,7 @@ def test_unconfident_session_warns_and_reports_no_observations(tmp_path):
     tracks = _ingest(tmp_path, "dlc/mouse_single.csv", 30)
     fit = ["fit", str(tracks), "-o", str(tmp_path / "a.zarr"), "-b", "auto", "--workers", "0"]
     output = _ok(runner.invoke(app, fit))
-    share = float(output.split("only ")[1].split("%")[0])
+    share = float(re.search(r"only ([0-9.]+) ?%", output).group(1))  # the confidence warning
     assert share < 5.0 and "keypoint observations are confident" in output
     strict = ["fit", str(tracks), "-o", str(tmp_path / "b.zarr"), "-b", "auto", "--workers", "0"]
     output = _ok(runner.invoke(app, [*strict, "--set", "solver.min_confidence=0.5"]))
