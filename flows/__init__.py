@@ -1,7 +1,8 @@
 """Orchestration: Prefect flows around ``pipeline`` and the ``kinefit`` command line.
 
 ``flows.archive`` holds the flows (``ingest_archive``, ``fit_archive``,
-``reprocess_archive``, ``export_session``), ``flows.tasks`` their thin tasks,
+``reprocess_archive_flow``, ``export_session``) and ``reprocess_archive`` (the flow run from
+Python with the library logs quiet, :mod:`flows.logs`), ``flows.tasks`` their thin tasks,
 ``flows.server`` the ``kinefit serve`` deployment, ``flows.cli`` the command line.
 
 Importing ``flows`` fills in kinefit's Prefect environment (:mod:`flows.env`: kinefit's own

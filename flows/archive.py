@@ -1,5 +1,8 @@
 """Prefect flows over an archive: ingest, fit, reprocess (the scheduled job), export.
 
+``reprocess_archive`` (what the CLI and Python callers run) quiets the library logs and
+runs the flow ``reprocess_archive_flow``.
+
 ``reprocess_archive`` starts ONE Dask cluster for the run and hands its scheduler address
 to the ``ingest_archive`` and ``fit_archive`` subflows, which connect to it. Sessions are
 processed concurrently up to ``chunking.concurrent_sessions``; a session that fails is
@@ -20,6 +23,7 @@ from prefect import flow, get_run_logger  # noqa: TID251 - flows/ is where prefe
 from prefect.futures import as_completed  # noqa: TID251
 from prefect.task_runners import ThreadPoolTaskRunner  # noqa: TID251
 
+from flows.logs import quiet_library_logs
 from flows.progress import advance
 from flows.tasks import (
     calibrate_task,
@@ -271,8 +275,29 @@ def _calibrate_stage(
     return plans, failures
 
 
+def reprocess_archive(
+    config: RunConfig, force: bool = False, verbose: bool = False
+) -> ArchiveSummary:
+    """Run the flow reprocess-archive once, printing kinefit's lines only unless ``verbose``.
+
+    Before the flow starts, Prefect's console, distributed's and OpenSim's logs are
+    quieted for the rest of the process as ``kinefit reprocess`` quiets them
+    (:func:`flows.logs.quiet_library_logs`; every line still reaches the Prefect API).
+    ``verbose=True`` leaves all logging as it is (the library logs come back, and any
+    logging configuration of the caller rules). The flow itself is
+    :func:`reprocess_archive_flow` (what ``kinefit serve`` deploys).
+
+    Returns
+    -------
+    ArchiveSummary
+        As :func:`reprocess_archive_flow`; :class:`~pipeline.errors.SessionsFailed` too.
+    """
+    quiet_library_logs(verbose)
+    return reprocess_archive_flow(config, force)
+
+
 @flow(name="reprocess-archive")
-def reprocess_archive(config: RunConfig, force: bool = False) -> ArchiveSummary:
+def reprocess_archive_flow(config: RunConfig, force: bool = False) -> ArchiveSummary:
     """Ingest, fit the stale sessions, report: the scheduled job.
 
     Returns the run's :class:`~pipeline.archive.summary.ArchiveSummary` (sessions fitted /

@@ -18,7 +18,7 @@ in two steps:
   log line still reaches the Prefect UI.
 - The ``on_running`` hook of :func:`served_flow`, in the run's process before the flow's
   body: distributed's loggers as ``kinefit reprocess`` sets them
-  (:func:`flows.cli.output.quiet_dask_logs`: ERROR, CRITICAL for the shutdown loggers),
+  (:func:`flows.logs.quiet_dask_logs`: ERROR, CRITICAL for the shutdown loggers),
   and warnings as one ``warning:`` line each (:class:`flows.cli.output.WarningLines`).
   The run's cluster starts after that, so its local workers log only CRITICAL
   (:mod:`pipeline.cluster.client`): a worker's heartbeat that races the scheduler's
@@ -36,42 +36,34 @@ subprocesses) and print one line.
 from __future__ import annotations
 
 import logging
-import os
 import time
 import warnings
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from flows.cli.output import (
-    WarningLines,
-    q,
-    quiet_dask_logs,
-    quiet_opensim,
-    quiet_prefect_console,
-    say,
-    summary_lines,
-)
+from flows.cli.output import WarningLines, q, say, summary_lines
+from flows.logs import quiet_children, quiet_dask_logs, quiet_opensim, quiet_prefect_console
 
 if TYPE_CHECKING:
     from prefect import Flow  # noqa: TID251
     from prefect.client.schemas.objects import FlowRun  # noqa: TID251
     from prefect.states import State  # noqa: TID251
 
-#: The environment every run's process inherits unless ``--verbose`` (set if not set).
-RUN_ENV: dict[str, str] = {"PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL"}
 #: Seconds between a stage's progress lines while it runs (its end is always printed).
 PROGRESS_EVERY_S = 300.0
 
 
 def quiet_serving() -> None:
-    """In the serve process: Prefect's console to WARNING, :data:`RUN_ENV` for the runs."""
+    """In the serve process: Prefect's console to WARNING, the runs' processes quiet.
+
+    The runs' processes inherit :data:`flows.logs.CHILD_ENV`.
+    """
     quiet_prefect_console(logging.WARNING)
-    for key, value in RUN_ENV.items():
-        os.environ.setdefault(key, value)
+    quiet_children()
 
 
 def served_flow(flow: Flow, verbose: bool = False) -> Flow:
-    """``flow`` (``reprocess_archive``) with the hooks that print kinefit's run lines.
+    """``flow`` (``reprocess_archive_flow``) with the hooks that print kinefit's run lines.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""``kinefit serve``: a Prefect deployment of ``reprocess_archive`` on a cron schedule.
+"""``kinefit serve``: a Prefect deployment of ``reprocess_archive_flow`` on a cron schedule.
 
 Prefect's ephemeral server never schedules runs, so scheduled runs need a real server.
 With ``PREFECT_API_URL`` set, :func:`serve` uses that server. Without it,
@@ -189,24 +189,24 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 
 
 def serve(config: RunConfig, flow: Any = None) -> None:
-    """Serve ``reprocess_archive`` as the deployment ``config.schedule.deployment``.
+    """Serve ``reprocess_archive_flow`` as the deployment ``config.schedule.deployment``.
 
     Blocks until interrupted. The deployment runs ``config`` (every path absolute) on
     ``config.schedule.cron`` in ``config.schedule.timezone``; runs can also be started
     from the Prefect UI or API. ``flow`` is the flow object to serve, by default
-    ``reprocess_archive`` itself; ``kinefit serve`` passes it with the hooks that print
-    each run's lines (:func:`flows.serve_hooks.served_flow`). Prefect's runner starts each
+    ``reprocess_archive_flow`` itself; ``kinefit serve`` passes it with the hooks that
+    print each run's lines (:func:`flows.serve_hooks.served_flow`). Prefect's runner starts each
     run in a subprocess that inherits this process's environment.
     """
     from prefect.deployments.runner import EntrypointType  # noqa: TID251
     from prefect.schedules import Cron  # noqa: TID251
 
-    from flows.archive import reprocess_archive
+    from flows.archive import reprocess_archive_flow
 
     signal.signal(signal.SIGTERM, _raise_interrupt)
     schedule = config.schedule
     with contextlib.suppress(KeyboardInterrupt):
-        (flow or reprocess_archive).serve(
+        (flow or reprocess_archive_flow).serve(
             print_starting_message=False,
             name=schedule.deployment,
             schedules=[Cron(schedule.cron, timezone=schedule.timezone)],

@@ -33,11 +33,12 @@ from flows.cli.fit_config import fit_config as _fit_config
 from flows.cli.fit_outcome import auto_plan, fit_summary
 from flows.cli.group import KinefitGroup
 from flows.cli.ik import ik
-from flows.cli.output import console, err_console, q, quiet_dask_logs, say
+from flows.cli.output import console, err_console, q, say
 from flows.cli.render import render
 from flows.cli.report import report
 from flows.cli.run import demo, reprocess, serve
 from flows.cli.views import Pose2SimConfigOption, ingest_views_command, pose2sim_options
+from flows.logs import quiet_dask_logs
 
 #: Reader names for ``ingest --help`` (kept in step with the registry by a test; the
 #: registry itself is not imported here, so ``kinefit --help`` stays fast).

@@ -19,7 +19,8 @@ from typing import Annotated, Any
 import click
 import typer
 
-from flows.cli.output import WarningLines, err_console, error, quiet_opensim
+from flows.cli.output import WarningLines, err_console, error
+from flows.logs import quiet_opensim
 from pipeline.errors import KinefitError, user_interface
 
 Verbose = Annotated[

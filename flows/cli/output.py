@@ -1,25 +1,19 @@
-"""What ``kinefit`` prints, and what it keeps other libraries from printing.
+"""What ``kinefit`` prints.
 
 - kinefit's own lines: :func:`say` (standard output), :func:`error` and :func:`warn`
   (standard error), :func:`q` to show user text as is;
 - warnings: :class:`WarningLines`, one ``warning:`` line per text, for the error guard
   of in-process commands and for the runs of ``kinefit serve``;
 - the run summary of ``reprocess``/``demo`` (:func:`print_summary`) and of a served run
-  (:func:`summary_lines`), sharing the failed-session and results lines;
-- third-party chatter kept off the terminal and out of the current folder unless
-  ``--verbose``: Prefect's console handler (:func:`quiet_prefect_console`),
-  distributed's loggers (:func:`quiet_dask_logs`), OpenSim's logger
-  (:func:`quiet_opensim`: its console lines go to standard output, and it writes
-  ``opensim.log`` into the current folder).
+  (:func:`summary_lines`), sharing the failed-session and results lines.
+
+Third-party chatter is kept off the terminal by :mod:`flows.logs` (the one place for it).
 
 Imports nothing heavy at module level (no numpy, no prefect, no distributed).
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import logging
-import sys
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -37,9 +31,6 @@ __all__ = [
     "error",
     "print_summary",
     "q",
-    "quiet_dask_logs",
-    "quiet_opensim",
-    "quiet_prefect_console",
     "say",
     "summary_lines",
     "warn",
@@ -53,17 +44,6 @@ err_console = Console(stderr=True)
 CONSOLIDATED_WARNING = "Consolidated metadata is currently not part in the Zarr format 3"
 #: Failed sessions named one per line in a summary; the others are counted.
 MAX_NAMED_FAILURES = 10
-#: distributed's loggers quieted to ERROR, and those quieted to CRITICAL (shutdown noise).
-DASK_LOGGERS = ("distributed", "dask_jobqueue", "tornado")
-SHUTDOWN_LOGGERS = (
-    "distributed.core",
-    "distributed.comm",
-    "distributed.batched",
-    "tornado.application",  # "Exception in callback" tracebacks as the loop closes
-    "asyncio",
-)
-#: The loggers Prefect's console handler hangs on.
-PREFECT_LOGGERS = ("", "prefect", "prefect.flow_runs", "prefect.task_runs")
 
 
 def q(value: object) -> str:
@@ -123,79 +103,6 @@ class WarningLines:
     ) -> None:
         """A replacement for :func:`warnings.showwarning`."""
         self(message, category)
-
-
-def quiet_prefect_console(level: int = logging.CRITICAL) -> None:
-    """Prefect's console handler to ``level`` (the API handler still gets every line).
-
-    kinefit prints its own progress and summary, failures included; Prefect's per-task
-    ERROR lines and the failed run's traceback would say the same again, louder.
-    """
-    from prefect.logging.handlers import PrefectConsoleHandler  # noqa: TID251
-
-    for name in PREFECT_LOGGERS:
-        for handler in logging.getLogger(name).handlers:
-            if isinstance(handler, PrefectConsoleHandler):
-                handler.setLevel(level)
-
-
-def quiet_dask_logs(verbose: bool = False) -> None:
-    """Distributed's INFO lines and shutdown tracebacks off the terminal unless ``verbose``."""
-    if verbose:
-        return
-    import distributed  # noqa: F401 - importing it sets the logger levels overridden here
-
-    for name in DASK_LOGGERS:
-        logging.getLogger(name).setLevel(logging.ERROR)
-    for name in SHUTDOWN_LOGGERS:  # CommClosedError tracebacks when jobs are cancelled
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-
-
-def quiet_opensim(verbose: bool = False) -> None:
-    """OpenSim's logger off (no console lines, no ``opensim.log``) unless ``verbose``.
-
-    OpenSim logs to standard output (``[info] Set log level to Info.`` whenever a level
-    is set, so ``kinefit body-plan map T.zarr model.osim > map.yaml`` would write
-    invalid YAML) and to a file sink that creates ``opensim.log`` in the current folder
-    at its first message. Importing opensim takes a second, so it is not imported here:
-    if it is loaded already its logger is turned off now, else as soon as it is imported.
-    """
-    if verbose:
-        return
-    module = sys.modules.get("opensim")
-    if module is not None:
-        _opensim_off(module)
-    elif not any(isinstance(f, _OpenSimOff) for f in sys.meta_path):
-        sys.meta_path.insert(0, _OpenSimOff())
-
-
-def _opensim_off(opensim: Any) -> None:
-    opensim.Logger.removeFileSink()
-    opensim.Logger.setLevelString("off")
-
-
-class _OpenSimOff(importlib.abc.MetaPathFinder):
-    """Finds ``opensim`` as the other finders do, and turns its logger off once loaded."""
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        """The spec of ``opensim`` with a loader that quiets it; None for other modules."""
-        if fullname != "opensim":
-            return None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            spec = None if finder is self or find is None else find(fullname, path, target)
-            if spec is not None and spec.loader is not None:
-                break
-        else:
-            return None
-        loader, exec_module = spec.loader, spec.loader.exec_module
-
-        def exec_and_quiet(module: Any) -> None:
-            exec_module(module)
-            _opensim_off(module)
-
-        loader.exec_module = exec_and_quiet  # this spec's own loader instance
-        return spec
 
 
 def print_summary(summary: Any) -> None:

@@ -24,14 +24,8 @@ from flows.cli.common import (
     guard,
     shell_command,
 )
-from flows.cli.output import (
-    console,
-    print_summary,
-    q,
-    quiet_dask_logs,
-    quiet_prefect_console,
-    say,
-)
+from flows.cli.output import console, print_summary, q, say
+from flows.logs import quiet_dask_logs, quiet_library_logs
 from pipeline.errors import SessionsFailed
 
 Workers = Annotated[
@@ -63,9 +57,7 @@ def _run(config: Any, force: bool, verbose: bool = False) -> Any:
     from flows.cli.cluster import interruptible
     from flows.progress import progress_hook
 
-    quiet_dask_logs(verbose)
-    if not verbose:
-        quiet_prefect_console()
+    quiet_library_logs(verbose)
     bars = Progress(
         TextColumn("[bold]{task.description:>6}[/] sessions"),
         BarColumn(),
@@ -84,7 +76,7 @@ def _run(config: Any, force: bool, verbose: bool = False) -> Any:
     say(f"reprocessing {q(config.archive.path)} (Prefect flow reprocess-archive)")
     with interruptible(), bars, progress_hook(update):  # Ctrl-C/SIGTERM: jobs cancelled
         try:
-            return reprocess_archive(config, force=force)
+            return reprocess_archive(config, force=force, verbose=verbose)
         except SessionsFailed as failed:  # the run is Failed in Prefect; report it here
             return failed.summary
 
@@ -263,10 +255,10 @@ def serve(
             )
             trigger = f"{shell_command('prefect')} deployment run {shlex.quote(deployment)}"
             say(escape(f"run it now:  PREFECT_API_URL={api} {trigger}"))
-            from flows.archive import reprocess_archive  # prefect, now that the API is set
+            from flows.archive import reprocess_archive_flow  # prefect: the API is set
             from flows.serve_hooks import quiet_serving, served_flow
 
             if not verbose:
                 quiet_serving()
-            serve_deployment(run, served_flow(reprocess_archive, verbose))
+            serve_deployment(run, served_flow(reprocess_archive_flow, verbose))
         say("stopped serving")

@@ -47,11 +47,14 @@ MODES: tuple[str, ...] = ("local", "address", "slurm", "pbs", "kubernetes")
 MAX_MACHINE_WORKERS = 8
 #: Sessions of at most this many frame-individuals are fitted in the calling process when
 #: no cluster is named: starting local worker processes (each imports the stack and loads
-#: the compiled solver) costs more than they save below it. ``benchmarks/
-#: inprocess_threshold.py`` on a shared 2-core machine (2026-12-02, load 10-14): 2 workers
-#: took 1.9x the in-process wall time at 2,330 frames, 1.6x at 10,000 and at 40,000; the
-#: limit stays below that, as more cores or an idle machine favour the workers.
-IN_PROCESS_MAX_FRAMES = 20_000
+#: the compiled solver) costs more than they save below it. Measured with ``python
+#: benchmarks/inprocess_threshold.py`` (3 interleaved rounds, medians) on a shared 2-core
+#: AMD EPYC VM, 2026-12-02 18:31-19:42 UTC, commit 51cace4, load average 2-14 (other
+#: agents): 2 workers / in process = 3.5x at 2,330 frames (range 1.9-3.7), 1.7x at 20,000
+#: (1.3-2.2), 0.88x at 80,000 (0.88-1.09), 0.72x at 160,000 (0.72-1.11), 1.5x at 320,000
+#: (1.5-2.4). The limit is the first length whose median favours the workers; the spread
+#: straddles 1 from there on, so the crossover is 20,000-80,000 on this machine.
+IN_PROCESS_MAX_FRAMES = 80_000
 #: Default of :attr:`ClusterConfig.startup_timeout`, seconds.
 STARTUP_TIMEOUT_S: float = 300.0
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 
 from rich.console import Console
@@ -12,9 +13,9 @@ from flows.cli.output import (
     MAX_NAMED_FAILURES,
     WarningLines,
     print_summary,
-    quiet_dask_logs,
     summary_lines,
 )
+from flows.logs import quiet_dask_logs
 from pipeline.archive.summary import ArchiveSummary, SessionOutcome
 from pipeline.config import OutputsConfig
 
@@ -96,3 +97,28 @@ def test_dask_logs_quiet_unless_verbose():
     finally:
         for n, level in before.items():
             logging.getLogger(n).setLevel(level)
+
+
+def test_library_logs_quiet_for_the_process_and_its_children_unless_verbose(monkeypatch):
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    from flows.logs import CHILD_ENV, quiet_library_logs
+
+    console = PrefectConsoleHandler()  # as Prefect's logging setup hangs it on "prefect"
+    logging.getLogger("prefect").addHandler(console)
+    level = logging.getLogger("distributed").level
+    for key in CHILD_ENV:
+        monkeypatch.delenv(key, raising=False)
+    try:
+        logging.getLogger("distributed").setLevel(logging.INFO)
+        quiet_library_logs(verbose=True)  # reprocess_archive(config, verbose=True)
+        assert console.level == logging.NOTSET
+        assert logging.getLogger("distributed").level == logging.INFO
+        assert not set(CHILD_ENV) & set(os.environ)
+        quiet_library_logs()
+        assert console.level == logging.CRITICAL
+        assert logging.getLogger("distributed").level == logging.ERROR
+        assert all(os.environ[k] == v for k, v in CHILD_ENV.items())
+    finally:
+        logging.getLogger("prefect").removeHandler(console)
+        logging.getLogger("distributed").setLevel(level)

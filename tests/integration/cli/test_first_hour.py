@@ -54,10 +54,18 @@ def demo_out(tmp_path_factory) -> tuple[Path, str]:
     return work, done.stdout + done.stderr
 
 
+#: A library's log line: Prefect's format (``12:00:00.000 | INFO    | distributed.worker - ``)
+#: or distributed's own (``2026-... - distributed.worker - INFO - ``).
+LIBRARY_LOG = re.compile(r"\| (DEBUG|INFO) +\||\b(distributed|prefect)[\w.]* - (DEBUG|INFO) - ")
+#: What each README block prints of kinefit's own, in order.
+README_PRINTS = ("mean keypoint RMS", "## kinefit archive run")
+
+
 def test_readme_python_blocks_run_as_scripts(demo_out, tmp_path):
+    """Each block runs, prints kinefit's lines and none of Prefect's or distributed's logs."""
     work, _ = demo_out
     blocks = readme_blocks()
-    assert len(blocks) >= 2 and any("__main__" in b for b in blocks)
+    assert len(blocks) == len(README_PRINTS) and any("__main__" in b for b in blocks)
     env = {**os.environ, "KINEFIT_HOME": str(work.parent / "home"), "PYTHONPATH": str(ROOT)}
     for n, block in enumerate(blocks):
         script = tmp_path / f"readme_block_{n}.py"
@@ -71,6 +79,11 @@ def test_readme_python_blocks_run_as_scripts(demo_out, tmp_path):
             timeout=600,
         )
         assert done.returncode == 0, f"README block {n}:\n{block}\n{done.stdout}{done.stderr}"
+        assert README_PRINTS[n] in done.stdout, f"README block {n}:\n{done.stdout}"
+        logs = [
+            line for line in (done.stdout + done.stderr).splitlines() if LIBRARY_LOG.search(line)
+        ]
+        assert not logs, f"README block {n} printed library logs:\n" + "\n".join(logs[:20])
 
 
 def test_the_demo_prints_commands_that_work_in_a_fresh_shell(demo_out):
