@@ -41,3 +41,31 @@ def test_tests_sharing_a_module_fixture_stay_on_one_worker(pytester):
     assert groups["test_a"] == groups["test_b"] == ["module:test_mod.py"]
     assert groups["test_c"] == []  # a session fixture is built once per worker anyway
     assert groups["test_d"] == ["mine"]  # a test's own group is kept
+
+
+def test_a_group_runs_on_one_worker_under_loadgroup(pytester):
+    """The ``@group`` suffix reaches xdist's scheduler (pytest 9.2 ignores xdist's own)."""
+    pytester.makepyfile(
+        test_grouped="""
+import os
+import pytest
+
+@pytest.mark.xdist_group("together")
+@pytest.mark.parametrize("i", range(6))
+def test_grouped(i):
+    print("WORKER", os.environ["PYTEST_XDIST_WORKER"])
+
+@pytest.mark.parametrize("i", range(6))
+def test_free(i):
+    pass
+"""
+    )
+    pytester.makeconftest('pytest_plugins = ["tests.fixtures.scheduling"]')
+    run = pytester.runpytest_subprocess(
+        "-n", "2", "--dist", "loadgroup", "-v", "-p", "no:cacheprovider"
+    )  # fmt: skip
+    run.assert_outcomes(passed=12)
+    grouped = [
+        line.split("]")[0] for line in run.outlines if "PASSED" in line and "@together" in line
+    ]
+    assert len(grouped) == 6 and len(set(grouped)) == 1, run.outlines
