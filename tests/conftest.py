@@ -9,6 +9,7 @@ xdist workers start, the server tests in one xdist group, their timeouts).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -40,3 +41,22 @@ def fly_plan_path(quickik_dir: Path) -> Path:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(20261130)
+
+
+@pytest.fixture(autouse=True)
+def _child_env_restored():
+    """A test's quieted run (:func:`flows.logs.quiet_children`) leaves no trace in the next.
+
+    ``kinefit``'s quieting sets :data:`flows.logs.CHILD_ENV` in ``os.environ`` for the
+    processes it starts; left there, a later test's subprocess (``kinefit serve
+    --verbose``) would inherit a quiet Prefect console.
+    """
+    from flows.logs import CHILD_ENV
+
+    before = {key: os.environ.get(key) for key in CHILD_ENV}
+    yield
+    for key, value in before.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value

@@ -297,6 +297,11 @@ def run_tasks(
                     failures.append((futures[future], ClusterError("task cancelled")))
                 else:
                     failures.append((futures[future], future.exception()))
+                # released once taken: a finished call whose result sat on a worker that
+                # dies later is not rerun by the scheduler (it would write into a store
+                # that may be published by then)
+                del futures[future]
+                future.release()
                 n += 1
                 if progress:
                     progress(n, len(arguments))

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from flows.logs import CHILD_ENV
 from flows.server import start_local_server, stop_local_server
 from tests.fixtures.flows_samples import demo_archive
 
@@ -81,7 +82,10 @@ class Served:
             f"outputs: {{root: out-{name}, write_report: false}}\n"
             f"schedule: {{deployment: {name}}}\n"
         )
-        env = {**os.environ, "PREFECT_API_URL": api, "PREFECT_LOGGING_TO_API_ENABLED": "true"}
+        # an earlier in-process run in this worker may have quieted os.environ for its
+        # children (flows.logs.CHILD_ENV): each serve starts from the user's environment
+        env = {k: v for k, v in os.environ.items() if k not in CHILD_ENV}
+        env |= {"PREFECT_API_URL": api, "PREFECT_LOGGING_TO_API_ENABLED": "true"}
         log = tmp_path / f"{name}.log"
         command = [sys.executable, "-m", "flows.cli", "serve", "-c", str(config)]
         with open(log, "wb") as out:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 pytest_plugins = ["pytester"]
 
 MODULE = """
@@ -43,8 +46,13 @@ def test_tests_sharing_a_module_fixture_stay_on_one_worker(pytester):
     assert groups["test_d"] == ["mine"]  # a test's own group is kept
 
 
-def test_a_group_runs_on_one_worker_under_loadgroup(pytester):
+def test_a_group_runs_on_one_worker_under_loadgroup(pytester, monkeypatch):
     """The ``@group`` suffix reaches xdist's scheduler (pytest 9.2 ignores xdist's own)."""
+    root = str(Path(__file__).resolve().parents[3])  # the subprocess imports tests.fixtures
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    )
+    monkeypatch.setenv("KINEFIT_TEST_SKIP_WARM", "1")
     pytester.makepyfile(
         test_grouped="""
 import os
