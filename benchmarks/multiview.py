@@ -10,7 +10,9 @@ degraded as a 2D tracker would (2 px noise, per-view occlusions, keypoints one c
   compiled engine (projection rows, :mod:`pipeline.solve.compiled.projection`) and the
   numpy engine, whose results it equals;
 - triangulate: DLT per keypoint (``pipeline.cameras.triangulate``), then the 3D fit, on
-  the compiled and the numpy engine.
+  the compiled and the numpy engine;
+- one view: the fly's keypoints on the image plane (``XYView``, a single-camera session's
+  fit), on both engines.
 
 Frames/s are medians over ``--repeats`` runs; angle errors (deg) against the synthetic
 truth are pooled over frames and DOFs (median and 95th percentile). Robust loss: Cauchy,
@@ -49,7 +51,7 @@ sys.path.insert(0, str(REPO))
 
 from pipeline.bodyplan import load_body_plan  # noqa: E402
 from pipeline.cameras import triangulate  # noqa: E402
-from pipeline.solve import SolverConfig, solve_sequence  # noqa: E402
+from pipeline.solve import SolverConfig, XYView, solve_sequence  # noqa: E402
 from pipeline.solve.compiled import warm_up  # noqa: E402
 from pipeline.solve.mappers import CalibratedCameras  # noqa: E402
 from pipeline.synth import SynthConfig, synthesize  # noqa: E402
@@ -249,6 +251,21 @@ def main() -> None:
                 f"{sec['numpy'] / sec['compiled']:.1f}x"
             )
         print(f"  (DLT triangulated {np.mean(seen):.0%} of the keypoint-frames)")
+    # one view: the image on the XY plane (XYView, a single-camera session's fit), 0.01 mm
+    # noise; both engines, the same frames
+    xy = points[..., :2] + np.random.default_rng(args.seed).normal(0, 0.01, points[..., :2].shape)
+    one_s = {}
+    for engine in ("compiled", "numpy"):
+        c = SolverConfig(engine=engine)
+        one_s[engine], _ = _timed(
+            lambda c=c: solve_sequence(plan, xy, None, c, mapper=XYView()), args.repeats
+        )
+    print(
+        f"1 view (image plane), {args.frames} frames: compiled "
+        f"{args.frames / one_s['compiled']:7.1f} frames/s, numpy "
+        f"{args.frames / one_s['numpy']:6.1f} frames/s, ratio "
+        f"{one_s['numpy'] / one_s['compiled']:.1f}x"
+    )
     print("\n| cameras | method | angle error median (deg) | p95 (deg) |")
     print("|---|---|---|---|")
     for n, name, med, p95 in rows:

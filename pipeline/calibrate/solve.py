@@ -41,7 +41,7 @@ import numpy as np
 from pipeline.calibrate.data_term import Observed
 from pipeline.calibrate.params import Parameters
 from pipeline.kinematics.fk_jacobian import fk_state, jacobian_from_state
-from pipeline.kinematics.plan_arrays import compile_plan
+from pipeline.kinematics.plan_arrays import KinematicModel, compile_plan, with_offsets
 from pipeline.kinematics.rotations import expmap, matrix_to_quat, quat_to_matrix
 from pipeline.solve import FitResult, SolverConfig, solve_frames
 from pipeline.solve.mappers import Mapper
@@ -140,9 +140,14 @@ class _Poses(NamedTuple):
         }
 
 
+def _model(params: Parameters, theta: np.ndarray) -> KinematicModel:
+    """The compiled plan of ``theta``: the template's arrays with its offsets (no recompile)."""
+    return with_offsets(compile_plan(params.template, np.float64), params.offsets(theta))
+
+
 def _objective(params: Parameters, plan, poses: _Poses, obs: Observed, theta, nw):
-    """Total objective and the FK state of ``poses`` under ``plan``."""
-    model = compile_plan(plan, np.float64)
+    """Total objective and the FK state of ``poses`` under ``plan`` (``params`` at ``theta``)."""
+    model = _model(params, theta)
     st = fk_state(model, poses.q, poses.root_position, poses.root_rotation)
     data = obs.cost(st.positions)
     dq = poses.q - plan.neutral
@@ -153,7 +158,7 @@ def _objective(params: Parameters, plan, poses: _Poses, obs: Observed, theta, nw
 
 def _normal(params: Parameters, plan, poses: _Poses, st, obs: Observed, theta, nw, schur):
     """The reduced shape system ``(S, rhs)`` and the pose step ``dp = xg - xb @ dtheta``."""
-    model = compile_plan(plan, np.float64)
+    model = _model(params, theta)
     q, rr = poses.q, poses.root_rotation
     s, nj = q.shape[0], plan.n_joints
     parents = plan.parent_indices

@@ -28,7 +28,7 @@ move axes in several subtrees.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -47,6 +47,7 @@ __all__ = [
     "KinematicModel",
     "LevelOps",
     "compile_plan",
+    "with_offsets",
 ]
 
 HINGE, SLIDE, SWING1, SWING2 = 0, 1, 2, 3
@@ -395,3 +396,25 @@ def compile_plan(plan: BodyPlan, dtype: np.dtype | type | str = np.float64) -> K
     if name not in ("float32", "float64"):
         raise ValueError(f"dtype must be float32 or float64, not {name}")
     return _compile(plan, name)
+
+
+def with_offsets(model: KinematicModel, offset_pos: np.ndarray) -> KinematicModel:
+    """``model`` with other joint offset positions, without compiling a plan again.
+
+    The compiled arrays of a plan that differs from ``model``'s only in its joints'
+    ``offset_pos`` (what subject calibration changes, at every trial step): nothing else
+    of a :class:`KinematicModel` depends on them.
+
+    Parameters
+    ----------
+    model : KinematicModel
+    offset_pos : (J, 3) array
+        Each joint's offset from its parent (the plan's length unit).
+
+    Returns
+    -------
+    KinematicModel
+    """
+    pos = np.array(offset_pos, dtype=model.dtype).reshape(model.n_joints, 3)
+    pos.flags.writeable = False
+    return replace(model, offset_pos=pos)

@@ -115,11 +115,12 @@ class SolverConfig:
         Cold-start root pose of a free base: a rigid (Kabsch) fit of the neutral pose to
         the observed keypoints, or the origin with identity rotation (QuickIK).
     engine : {"auto", "compiled", "numpy"}
-        ``compiled``: numba kernels solving one frame at a time (3D observations only;
-        about 5x the numpy engine on the fly; sequences run frame after frame, so
-        ``lanes`` and ``warmup_frames`` do not apply). ``numpy``: frames in lockstep lanes
-        of numpy calls (every mapper). ``auto`` (default): compiled for 3D observations,
-        numpy for 2D ones. The compiled engine computes in float64 and returns ``dtype``.
+        ``compiled``: numba kernels solving one frame at a time (3D observations, the
+        image plane and calibrated cameras; about 5x the numpy engine on the fly;
+        sequences run frame after frame, so ``lanes`` and ``warmup_frames`` do not
+        apply). ``numpy``: frames in lockstep lanes of numpy calls (every mapper, a
+        user's own too). ``auto`` (default): compiled for those three, numpy for any other
+        mapper. The compiled engine computes in float64 and returns ``dtype``.
     temporal : {"none", "smooth"}
         ``none`` (default): every frame is its own fit (``dof_std`` from the inverse
         normal matrix times the residual variance). ``smooth``: a constant-acceleration

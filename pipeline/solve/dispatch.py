@@ -3,9 +3,10 @@
 :func:`solve_frames <pipeline.solve.solver.solve_frames>`, :func:`solve_sequence
 <pipeline.solve.solver.solve_sequence>` and :func:`solve_sequences
 <pipeline.solve.batch.solve_sequences>` all go through here: :func:`prepare_problem` decides
-the engine (``SolverConfig.engine``: 3D observations and calibrated cameras run on the
-compiled engine unless told otherwise, coupled plans too unless their couplings break
-the tree structure the compiled engine factors; everything else on the numpy engine)
+the engine (``SolverConfig.engine``: 3D observations, the image plane and calibrated
+cameras run on the compiled engine unless told otherwise, coupled plans too unless their
+couplings break the tree structure the compiled engine factors; everything else on the
+numpy engine)
 and builds the problem in its precision; :func:`solve_independent` and
 :func:`solve_chained` run it on that engine; :func:`finish` adds the uncertainties (and the
 smoothing) of the result.
@@ -21,7 +22,7 @@ from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import ConfigError
 from pipeline.kinematics.step_groups import compiled_refusal
 from pipeline.solve.config import SolverConfig
-from pipeline.solve.mappers import CalibratedCameras, Identity3D, as_mapper
+from pipeline.solve.mappers import CalibratedCameras, Identity3D, XYView, as_mapper
 from pipeline.solve.numpy.frames import frames_in_lanes, sequence_in_lanes
 from pipeline.solve.numpy.pose import Pose, clamp, cold_pose
 from pipeline.solve.problem import Problem, prepare
@@ -39,11 +40,12 @@ Solved = tuple[FitResult, FrameMoments | None]
 def _compiled(config: SolverConfig, mapper) -> bool:
     """Whether a problem runs on the compiled engine (``SolverConfig.engine``)."""
     engine = config.engine
-    direct = isinstance(mapper, Identity3D | CalibratedCameras)
+    direct = isinstance(mapper, Identity3D | CalibratedCameras | XYView)
     if engine == "compiled" and not direct:
         raise ConfigError(
-            f"SolverConfig.engine: 'compiled' solves 3D observations and calibrated cameras "
-            f"only, not {type(mapper).__name__}; use 'auto' or 'numpy'"
+            f"SolverConfig.engine: 'compiled' solves 3D observations, the image plane "
+            f"(XYView) and calibrated cameras only, not {type(mapper).__name__}; "
+            "use 'auto' or 'numpy'"
         )
     return engine == "compiled" or (engine == "auto" and direct)
 
@@ -135,7 +137,7 @@ def run_compiled(
     """
     from pipeline.solve.compiled import solve_compiled  # numba kernels load on first use
 
-    if isinstance(prob.mapper, CalibratedCameras):  # projection rows per view
+    if isinstance(prob.mapper, CalibratedCameras | XYView):  # projection rows per view
         from pipeline.solve.compiled.projection import solve_projected
 
         return solve_projected(prob, start, chained, cold)

@@ -3,7 +3,9 @@
 Scalar form of :func:`pipeline.cameras.lens_projection.project_jacobian` (the formulas are in
 that module's docstring), for the compiled engine's projection rows
 (:mod:`pipeline.solve.compiled.projection`). ``cam`` is the tuple of
-:class:`pipeline.cameras.CameraArrays` fields.
+:class:`pipeline.cameras.CameraArrays` fields. Model code :data:`XY_PLANE` is the image on
+the world's XY plane (:class:`pipeline.solve.XYView`, ``(x, y, z) -> (x, y)``): a single-view
+2D fit solves on the same kernel as calibrated cameras.
 """
 
 from __future__ import annotations
@@ -15,15 +17,22 @@ import numpy as np
 
 from pipeline.solve.rules import INLINE
 
-__all__ = ["project_point"]
+__all__ = ["XY_PLANE", "project_point"]
 
 _FISHEYE_EPS = 1e-8
+#: Model code of the world's XY plane (after :data:`pipeline.cameras.lens_projection.MODEL_CODES`).
+XY_PLANE = 3
 
 
 @nb.njit(**INLINE)
 def project_point(cam, c: int, p: np.ndarray, jac: np.ndarray) -> tuple[float, float, bool]:
     """Pixel of world point ``p`` in camera ``c`` and ``jac (2, 3)``; False behind it."""
     rot, tr, foc, cen, model, coef = cam
+    if model[c] == XY_PLANE:
+        for k in range(3):
+            jac[0, k] = 1.0 if k == 0 else 0.0
+            jac[1, k] = 1.0 if k == 1 else 0.0
+        return p[0], p[1], True
     xc = rot[c, 0, 0] * p[0] + rot[c, 0, 1] * p[1] + rot[c, 0, 2] * p[2] + tr[c, 0]
     yc = rot[c, 1, 0] * p[0] + rot[c, 1, 1] * p[1] + rot[c, 1, 2] * p[2] + tr[c, 1]
     zc = rot[c, 2, 0] * p[0] + rot[c, 2, 1] * p[1] + rot[c, 2, 2] * p[2] + tr[c, 2]

@@ -38,13 +38,14 @@ from pipeline.solve.compiled.bundles import (
 )
 from pipeline.solve.compiled.driven import screw
 from pipeline.solve.compiled.forward import fk
-from pipeline.solve.compiled.lens import project_point
+from pipeline.solve.compiled.lens import XY_PLANE, project_point
 from pipeline.solve.compiled.loop import damp_system, hold_step, start_pose, task_row
 from pipeline.solve.compiled.normal import solve_tree
 from pipeline.solve.compiled.pose import apply_step, copy, fill
 from pipeline.solve.compiled.precision import precision_of
 from pipeline.solve.compiled.so3 import quat_to_matrix
 from pipeline.solve.compiled.tables import tables
+from pipeline.solve.mappers import XYView
 from pipeline.solve.numpy.pose import Pose, cold_pose, diagnostics
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
@@ -322,12 +323,12 @@ def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch
 def solve_projected(
     prob: Problem, start: Pose | None, chained: bool, cold: np.ndarray | None = None
 ) -> tuple[FitResult, FrameMoments | None]:
-    """Solve a :class:`~pipeline.solve.mappers.CalibratedCameras` problem frame by frame.
+    """Solve a problem of calibrated cameras or of the image plane frame by frame.
 
     Parameters
     ----------
     prob : Problem
-        Float64, with a ``CalibratedCameras`` mapper.
+        Float64, with a ``CalibratedCameras`` or ``XYView`` mapper.
     start : Pose or None
         Start poses (one per frame, or one for all); None: the numpy engine's cold start
         (neutral DOFs, root by DLT-then-Kabsch) for every frame that starts cold.
@@ -356,7 +357,7 @@ def solve_projected(
         start = cold_pose(prob, np.arange(1 if chained and cold.sum() <= 1 else t))
     kcfg = settings(cfg, prob.neutral_weight, prob.position_tolerance, prob.angle_floor,
                     chained, cfg.warm_start == "velocity", False)  # fmt: skip
-    cam = CameraArrays(*(np.ascontiguousarray(a) for a in pack(prob.mapper.cameras)))
+    cam = _camera_arrays(prob.mapper)
     inp = Inputs(
         *(np.ascontiguousarray(a, dtype=np.float64)
           for a in (prob.obs, prob.weight, start.q, start.root_pos, start.root_quat)),
@@ -364,7 +365,7 @@ def solve_projected(
     )  # fmt: skip
     out = outputs(tb, t, keypoints=False)
     if t:
-        _kernel(tb, cam, inp, kcfg, workspace(tb), pixel_scratch(tb, len(prob.mapper.cameras)),
+        _kernel(tb, cam, inp, kcfg, workspace(tb), pixel_scratch(tb, prob.mapper.n_views),
                 out)  # fmt: skip
     pose = Pose(out.root_position, out.root_orientation, out.dof_value)
     result = diagnostics(prob, pose, out.iterations, out.stop_reason, out.limit_active)
@@ -373,3 +374,13 @@ def solve_projected(
         return result, None
     m = out.moments
     return result, FrameMoments(out.information, out.inverse, m[:, 0], m[:, 1], m[:, 2])
+
+
+def _camera_arrays(mapper) -> CameraArrays:
+    """The kernel's cameras: the calibrated ones, or one :data:`.lens.XY_PLANE` view."""
+    if isinstance(mapper, XYView):
+        one = np.zeros((1, 2))
+        model = np.full(1, XY_PLANE, np.int64)
+        rotation, translation, coef = np.eye(3)[None], np.zeros((1, 3)), np.zeros((1, 5))
+        return CameraArrays(rotation, translation, one + 1, one, model, coef)
+    return CameraArrays(*(np.ascontiguousarray(a) for a in pack(mapper.cameras)))
