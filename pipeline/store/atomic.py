@@ -37,13 +37,39 @@ def partial_path(path: str | Path, tag: str = "partial") -> Path:
     return path.with_name(f".{path.name}.{tag}")
 
 
+#: Attempts to delete a store that writers still add chunks to (a failed dask compute
+#: raises while its other threads finish the chunks in flight).
+REMOVE_ATTEMPTS = 6
+
+
 def remove_store(path: str | Path) -> None:
-    """Delete a store directory (or file) if it exists."""
+    """Delete a store directory (or file) if it exists.
+
+    A directory that fills while it is deleted (``ENOTEMPTY``: chunk writes of a failed
+    compute still landing, which also recreate their folders) is deleted again, after
+    0.05, 0.1, ... 1.6 s, until it stays gone.
+    """
     path = Path(path)
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
+    if not (path.is_dir() and not path.is_symlink()):
+        if path.exists() or path.is_symlink():
+            path.unlink()
+        return
+    busy = False
+    for attempt in range(REMOVE_ATTEMPTS):
+        try:
+            shutil.rmtree(path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            if exc.errno != errno.ENOTEMPTY or attempt == REMOVE_ATTEMPTS - 1:
+                raise
+            busy = True
+        else:
+            if not busy:
+                return
+        time.sleep(0.05 * 2**attempt)
+        if not path.exists():
+            return
 
 
 def consolidate(path: str | Path) -> None:
@@ -175,16 +201,21 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
 def building(final: str | Path) -> Iterator[Path]:
     """Yield a fresh temporary path beside ``final``; publish it when the block succeeds.
 
-    On an exception the temporary store is deleted and ``final`` is left untouched. A
-    folder that cannot be written fails first, naming it (:func:`check_writable`).
+    On an exception the temporary store is deleted (:func:`remove_store`) and ``final`` is
+    left untouched; the exception raised is the block's own, even when the deletion fails
+    too (that failure is added as a note). A folder that cannot be written fails first,
+    naming it (:func:`check_writable`).
     """
     final = Path(final)
     check_writable(final.parent, final.name)
     tmp = partial_path(final, f"tmp-{uuid.uuid4().hex[:8]}")
     try:
         yield tmp
-    except BaseException:
-        remove_store(tmp)
+    except BaseException as exc:  # the write's own error is the one raised, never the cleanup's
+        try:
+            remove_store(tmp)
+        except OSError as cleanup:
+            exc.add_note(f"kinefit: the temporary store {tmp} could not be removed: {cleanup}")
         raise
     publish(tmp, final)
 
