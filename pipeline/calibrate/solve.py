@@ -145,9 +145,13 @@ def _model(params: Parameters, theta: np.ndarray) -> KinematicModel:
     return with_offsets(compile_plan(params.template, np.float64), params.offsets(theta))
 
 
-def _objective(params: Parameters, plan, poses: _Poses, obs: Observed, theta, nw):
-    """Total objective and the FK state of ``poses`` under ``plan`` (``params`` at ``theta``)."""
-    model = _model(params, theta)
+def _objective(params: Parameters, poses: _Poses, obs: Observed, theta, nw):
+    """Total objective and the FK state of ``poses`` under the plan of ``theta``.
+
+    Only the offsets depend on ``theta`` (:meth:`Parameters.apply`): neutral pose, limits
+    and weights are the template's.
+    """
+    plan, model = params.template, _model(params, theta)
     st = fk_state(model, poses.q, poses.root_position, poses.root_rotation)
     data = obs.cost(st.positions)
     dq = poses.q - plan.neutral
@@ -156,9 +160,9 @@ def _objective(params: Parameters, plan, poses: _Poses, obs: Observed, theta, nw
     return data + pose + float(obs.prior_scale * params.prior_precision @ d**2), st
 
 
-def _normal(params: Parameters, plan, poses: _Poses, st, obs: Observed, theta, nw, schur):
+def _normal(params: Parameters, poses: _Poses, st, obs: Observed, theta, nw, schur):
     """The reduced shape system ``(S, rhs)`` and the pose step ``dp = xg - xb @ dtheta``."""
-    model = _model(params, theta)
+    plan, model = params.template, _model(params, theta)
     q, rr = poses.q, poses.root_rotation
     s, nj = q.shape[0], plan.n_joints
     parents = plan.parent_indices
@@ -254,19 +258,19 @@ def solve_shape(
     poses = _Poses.of(template_fit)
     obs.set_prior_scale(np.asarray(template_fit.fitted_position, np.float64))
     nw *= obs.prior_scale  # the pose prior too: the same weight relative to the data
-    plan = params.apply(theta)
-    cost, st = _objective(params, plan, poses, obs, theta, nw)
+    template = params.template  # neutral pose, limits, base: the plan of every theta's
+    cost, st = _objective(params, poses, obs, theta, nw)
     history, converged, it = [cost], False, 0
-    n_root = 0 if plan.fixed_base else 6
+    n_root = 0 if template.fixed_base else 6
     for it in range(1, max_iterations + 1):  # noqa: B007 (the count is reported)
-        reduced, rhs, xb, xg = _normal(params, plan, poses, st, obs, theta, nw, method == "schur")
+        reduced, rhs, xb, xg = _normal(params, poses, st, obs, theta, nw, method == "schur")
         step = np.linalg.lstsq(reduced, rhs, rcond=None)[0]
         pose_step = xg - xb @ step
         alpha, accepted = 1.0, False
         for _ in range(10):
-            trial, trial_plan = theta + alpha * step, params.apply(theta + alpha * step)
-            trial_poses = poses.moved(alpha * pose_step, n_root, plan)
-            trial_cost, trial_st = _objective(params, trial_plan, trial_poses, obs, trial, nw)
+            trial = theta + alpha * step
+            trial_poses = poses.moved(alpha * pose_step, n_root, template)
+            trial_cost, trial_st = _objective(params, trial_poses, obs, trial, nw)
             if trial_cost <= cost:
                 accepted = True
                 break
@@ -274,12 +278,13 @@ def solve_shape(
         if not accepted:
             converged = _step_size(params, step) < 10 * tolerance
             break
-        theta, plan, poses, cost, st = trial, trial_plan, trial_poses, trial_cost, trial_st
+        theta, poses, cost, st = trial, trial_poses, trial_cost, trial_st
         history.append(cost)
         if _step_size(params, alpha * step) < tolerance or history[-2] - cost <= 1e-7 * cost:
             converged = True
             break
-    reduced, _, _, _ = _normal(params, plan, poses, st, obs, theta, nw, True)
+    reduced, _, _, _ = _normal(params, poses, st, obs, theta, nw, True)
+    plan = params.apply(theta)
     fit = solve_frames(plan, targets, observed, config, initial=poses.as_initial(), mapper=mapper)
     n_free = fit.dof_value.size + (6 * len(fit.dof_value) if not plan.fixed_base else 0)
     dof = max(obs.n_observations - n_free - params.n_params, 1)

@@ -47,29 +47,28 @@ def remove_store(path: str | Path) -> None:
 
     A directory that fills while it is deleted (``ENOTEMPTY``: chunk writes of a failed
     compute still landing, which also recreate their folders) is deleted again, after
-    0.05, 0.1, ... 1.6 s, until it stays gone.
+    0.05, 0.1, ... 1.6 s, until it stays gone (an OSError if it never does).
     """
     path = Path(path)
     if not (path.is_dir() and not path.is_symlink()):
         if path.exists() or path.is_symlink():
             path.unlink()
         return
-    busy = False
     for attempt in range(REMOVE_ATTEMPTS):
         try:
             shutil.rmtree(path)
         except FileNotFoundError:
             pass
         except OSError as exc:
-            if exc.errno != errno.ENOTEMPTY or attempt == REMOVE_ATTEMPTS - 1:
+            if exc.errno != errno.ENOTEMPTY:
                 raise
-            busy = True
         else:
-            if not busy:
+            if attempt == 0:  # nothing was writing into it
                 return
-        time.sleep(0.05 * 2**attempt)
+        time.sleep(0.05 * 2**attempt)  # writers still busy: let them land, then look again
         if not path.exists():
             return
+    raise OSError(errno.ENOTEMPTY, "still being written after 3 s", str(path))
 
 
 def consolidate(path: str | Path) -> None:
