@@ -52,3 +52,17 @@ def test_the_writes_own_error_is_raised_when_the_cleanup_fails_too(tmp_path, mon
         raise OSError("disk vanished while reading the source")
     assert any("could not be removed" in note for note in raised.value.__notes__)
     assert not (tmp_path / "s.zarr").exists()
+
+
+def test_a_store_that_never_stops_filling_is_an_error_naming_it(tmp_path):
+    store = tmp_path / ".s.zarr.tmp"
+    (store / "position" / "c").mkdir(parents=True)
+    stop = threading.Event()
+    writer = threading.Thread(target=_late_writer, args=(store, stop))
+    writer.start()
+    try:
+        with pytest.raises(OSError, match=r"still being written after 3 s: .*\.s\.zarr\.tmp"):
+            remove_store(store)
+    finally:
+        stop.set()
+        writer.join()
