@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 from pipeline.store.atomic import building, remove_store
 
 
-def _late_writer(store, stop: threading.Event) -> None:
+def _late_writer(store, stop: threading.Event, writing: threading.Event) -> None:
     """Chunk writes of a failed compute still landing: files under ``c/``, folders remade."""
     n = 0
     while not stop.is_set():
@@ -21,16 +20,24 @@ def _late_writer(store, stop: threading.Event) -> None:
         except OSError:
             pass
         n += 1
+        if n == 50:
+            writing.set()
+
+
+def _start_writer(store):
+    """A writer thread already busy in ``store`` (on a loaded machine a thread can start late)."""
+    stop, writing = threading.Event(), threading.Event()
+    writer = threading.Thread(target=_late_writer, args=(store, stop, writing))
+    writer.start()
+    assert writing.wait(10), "the writer thread never wrote"
+    return writer, stop
 
 
 def test_a_store_that_fills_while_it_is_deleted_is_gone_afterwards(tmp_path):
     store = tmp_path / ".s.zarr.tmp"
     (store / "position" / "c").mkdir(parents=True)
-    stop = threading.Event()
-    writer = threading.Thread(target=_late_writer, args=(store, stop))
-    writer.start()
+    writer, stop = _start_writer(store)
     try:
-        time.sleep(0.05)
         threading.Timer(0.1, stop.set).start()  # the writes stop within the retries
         remove_store(store)
     finally:
@@ -57,9 +64,7 @@ def test_the_writes_own_error_is_raised_when_the_cleanup_fails_too(tmp_path, mon
 def test_a_store_that_never_stops_filling_is_an_error_naming_it(tmp_path):
     store = tmp_path / ".s.zarr.tmp"
     (store / "position" / "c").mkdir(parents=True)
-    stop = threading.Event()
-    writer = threading.Thread(target=_late_writer, args=(store, stop))
-    writer.start()
+    writer, stop = _start_writer(store)
     try:
         with pytest.raises(OSError, match=r"still being written after 3 s: .*\.s\.zarr\.tmp"):
             remove_store(store)
