@@ -20,7 +20,7 @@ def _late_writer(store, stop: threading.Event, writing: threading.Event) -> None
         except OSError:
             pass
         n += 1
-        if n == 50:
+        if n == 500:  # enough files that no rmtree can finish between two writes
             writing.set()
 
 
