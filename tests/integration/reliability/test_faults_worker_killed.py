@@ -17,12 +17,12 @@ from distributed import Client
 
 from pipeline.fit import fit_session
 from pipeline.store.atomic import partial_path
-from tests.fixtures.reliability_fixtures import same_fit
+from tests.fixtures.reliability_fixtures import LONG_FAULT_CHUNKS, same_fit
 from tests.fixtures.reliability_helpers import dask_cluster, done_count, wait_for
 
 
-def test_killed_worker_mid_fit(fly, fault_session, solver, tmp_path):
-    tracks, reference = fault_session
+def test_killed_worker_mid_fit(fly, long_fault_session, solver, tmp_path):
+    tracks, reference = long_fault_session
     out = tmp_path / "fit.zarr"
     partial = partial_path(out)
     with (
@@ -47,7 +47,7 @@ def test_killed_worker_mid_fit(fly, fault_session, solver, tmp_path):
                 "three chunks done",
             )
             killed = done_count(partial)
-            assert thread.is_alive() and killed < 12, "the fit ended before the kill"
+            assert thread.is_alive() and killed < LONG_FAULT_CHUNKS, "the fit ended before the kill"
             os.kill(workers[0].pid, signal.SIGKILL)
             workers[0].wait(10)
         finally:
@@ -57,6 +57,6 @@ def test_killed_worker_mid_fit(fly, fault_session, solver, tmp_path):
             raise outcome["error"]
         assert len(client.scheduler_info()["workers"]) == 1
     report = outcome["report"]
-    assert not report.skipped and len(report.chunks_fitted) == 12
+    assert not report.skipped and len(report.chunks_fitted) == LONG_FAULT_CHUNKS
     assert not partial.exists()
     same_fit(out, reference)
