@@ -19,13 +19,14 @@ from pipeline.fit import FitError, fit_session
 from pipeline.store.atomic import partial_path
 from pipeline.store.chunks import done_chunks
 from tests.fixtures.faults import FailChunks
-from tests.fixtures.reliability_fixtures import FAULT_CHUNK, same_fit
+from tests.fixtures.reliability_fixtures import FAULT_CHUNK, LONG_FAULT_CHUNKS, same_fit
 from tests.fixtures.reliability_helpers import KINEFIT, done_count, start, stop, wait_for
 
 
 @pytest.mark.parametrize("when", [0, 3], ids=["while-creating-the-store", "after-3-chunks"])
-def test_killed_run_resumes(fly, fly_plan_path, fault_session, solver, tmp_path, when):
-    tracks, reference = fault_session
+def test_killed_run_resumes(fly, fly_plan_path, long_fault_session, solver, tmp_path, when):
+    # 48 chunks: on an idle machine one process fits 12 before a poll sees three done
+    tracks, reference = long_fault_session
     out = tmp_path / "fit.zarr"
     partial = partial_path(out)
     args = [
@@ -61,7 +62,7 @@ def test_killed_run_resumes(fly, fly_plan_path, fault_session, solver, tmp_path,
     try:
         done = done_chunks(partial)
     except Exception:  # noqa: BLE001 - killed before the markers were created
-        done = np.zeros(12, bool)
+        done = np.zeros(LONG_FAULT_CHUNKS, bool)
     assert when <= done.sum() < done.size
     report = fit_session(tracks, fly, solver, out)
     assert report.chunks_fitted == tuple(int(k) for k in np.flatnonzero(~done))
