@@ -68,7 +68,8 @@ def remove_store(path: str | Path) -> None:
         time.sleep(0.05 * 2**attempt)  # writers still busy: let them land, then look again
         if not path.exists():
             return
-    raise OSError(errno.ENOTEMPTY, "still being written after 3 s", str(path))
+    waited = sum(0.05 * 2**n for n in range(REMOVE_ATTEMPTS))
+    raise OSError(errno.ENOTEMPTY, f"still being written after {waited:.2g} s", str(path))
 
 
 def consolidate(path: str | Path) -> None:

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from pipeline.store import atomic
 from pipeline.store.atomic import building, remove_store
 
 
@@ -61,12 +62,13 @@ def test_the_writes_own_error_is_raised_when_the_cleanup_fails_too(tmp_path, mon
     assert not (tmp_path / "s.zarr").exists()
 
 
-def test_a_store_that_never_stops_filling_is_an_error_naming_it(tmp_path):
+def test_a_store_that_never_stops_filling_is_an_error_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(atomic, "REMOVE_ATTEMPTS", 3)  # 0.35 s of retries, not 3.15
     store = tmp_path / ".s.zarr.tmp"
     (store / "position" / "c").mkdir(parents=True)
     writer, stop = _start_writer(store)
     try:
-        with pytest.raises(OSError, match=r"still being written after 3 s: .*\.s\.zarr\.tmp"):
+        with pytest.raises(OSError, match=r"still being written after 0.35 s: .*\.s\.zarr\.tmp"):
             remove_store(store)
     finally:
         stop.set()
