@@ -243,3 +243,30 @@ def test_coordinate_tasks_hold_their_targets(tmp_path, value_type):
         tmp_path / "arm26_InverseKinematics.mot", ARM.parent / "arm26_InverseKinematics.mot"
     )
     assert free["r_elbow_flex"][0] > 1.0  # far from the untasked fit: the task acted
+
+
+@pytest.mark.parametrize("held", [True, False], ids=["mtp-tasks", "no-mtp-tasks"])
+def test_the_unobservable_warning_leaves_out_what_a_coordinate_task_sets(tmp_path, held):
+    """subject01's toes have no marker; the setup's tasks hold mtp_angle_r/l at 0."""
+    import warnings
+
+    from pipeline.bodyplan.load_errors import UnobservableDofWarning
+    from pipeline.opensim_setup.ik_run import ik_problem
+
+    setup = _copy_setup(GAIT, tmp_path)
+    if not held:
+        tree = ET.parse(setup)
+        for tasks in tree.getroot().iter("objects"):
+            for task in list(tasks):
+                if task.get("name", "").startswith("mtp_angle"):
+                    tasks.remove(task)
+        tree.write(setup)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ik_problem(setup)
+    said = [str(w.message) for w in caught if issubclass(w.category, UnobservableDofWarning)]
+    if held:
+        assert not said, said
+    else:
+        assert len(said) == 1 and "no coordinate task" in said[0], said
+        assert "'toes_r' (mtp_angle_r)" in said[0] and "'toes_l' (mtp_angle_l)" in said[0]
