@@ -105,10 +105,14 @@ def recording_job(base: type, ledger: JobLedger) -> type:
 
 
 def import_jobqueue(mode: str) -> Any:
-    """Import ``dask_jobqueue``, keeping Python's SIGINT handler.
+    """Import ``dask_jobqueue``, keeping Python's SIGINT handler and its config defaults.
 
     Its import replaces the handler with ``sys.exit()``, which turned Ctrl-C into a
-    silent exit status 0.
+    silent exit status 0. It registers its defaults (``jobqueue.*``) in dask's config once,
+    at import; an import inside a ``dask.config.set({"jobqueue.slurm.queue": ...})`` block
+    that began before it loses them all when the block ends (the block takes back the
+    ``jobqueue`` key it inserted), and every later cluster failed with
+    ``KeyError: 'jobqueue'``. Missing, they are registered again (the user's settings win).
     """
     main = threading.current_thread() is threading.main_thread()
     saved = signal.getsignal(signal.SIGINT) if main else None
@@ -121,6 +125,10 @@ def import_jobqueue(mode: str) -> Any:
     finally:
         if saved is not None:
             signal.signal(signal.SIGINT, saved)
+    import dask
+
+    if dask.config.get(f"jobqueue.{mode}", None) is None:
+        dask_jobqueue.config.reconfigure()
     return dask_jobqueue
 
 

@@ -85,6 +85,15 @@ def test_the_users_dask_jobqueue_config_is_merged_not_overwritten():
     assert "#SBATCH --cpus-per-task=6" in script and "--nworkers 6" in script
 
 
+def test_a_cluster_after_a_config_block_that_took_the_jobqueue_defaults(monkeypatch):
+    """dask_jobqueue imported inside ``dask.config.set({"jobqueue.slurm.queue": ...})``:
+    the block's end deletes the ``jobqueue`` key it inserted, defaults and all."""
+    _script()  # dask_jobqueue imported
+    monkeypatch.delitem(dask.config.config, "jobqueue")  # what the block's end leaves
+    script = _script(cores=2)
+    assert "--nworkers 2" in script and "#SBATCH -J kinefit-worker" in script
+
+
 def test_worker_env_arrives_unchanged_in_bash():
     value = "two words $HOME 'quoted' \"double\" ;rm"
     script = _script(worker_env={"KINEFIT_NOTE": value})
