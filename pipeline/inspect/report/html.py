@@ -67,13 +67,40 @@ window.kinefitPlotlyReady.catch(function (err) {
 });
 """
 #: Moves a viewer (by its div id) to a frame (by name) and scrolls to it; used by links.
+#: plotly.js can lose the request to a slider animation still in flight (a busy machine
+#: draws late): 200 ms after each try the drawn frame (``_currentFrame``) and the slider
+#: are read back. Still the frame shown before the link (the request was lost, nothing else
+#: moved the viewer since: no play, no drag), it is asked for again, up to 10 tries; a
+#: slider left behind (its binding is off while its own animation runs) is moved to it.
 SEEK_JS = """
 function kinefitSeek(id, frame) {
   var gd = document.getElementById(id);
   if (!gd || !window.Plotly) { return true; }
   gd.scrollIntoView({block: "center"});
-  Plotly.animate(gd, [String(frame)], {mode: "immediate",
-    frame: {duration: 0, redraw: true}, transition: {duration: 0}});
+  var name = String(frame), tries = 0;
+  var before = gd._fullLayout && gd._fullLayout._currentFrame;
+  function step(s) {
+    for (var k = 0; k < s.steps.length; k++) {
+      if (String(s.steps[k].args[0][0]) === name) { return k; }
+    }
+    return -1;
+  }
+  function check() {
+    var l = gd._fullLayout, s = l && l.sliders && l.sliders[0];
+    if (l && l._currentFrame !== undefined && l._currentFrame !== name) {
+      if (l._currentFrame === before && tries < 10) { go(); }
+    } else if (s && step(s) >= 0 && s.active !== step(s)) {
+      Plotly.relayout(gd, {"sliders[0].active": step(s)});
+    }
+  }
+  function go() {
+    tries += 1;
+    Promise.resolve(Plotly.animate(gd, [name], {mode: "immediate",
+      frame: {duration: 0, redraw: true}, transition: {duration: 0}}))
+      .catch(function () {})
+      .then(function () { setTimeout(check, 200); });
+  }
+  go();
   return false;
 }
 """
