@@ -56,6 +56,7 @@ def _run(config: Any, force: bool, verbose: bool = False) -> Any:
     from flows.archive import reprocess_archive
     from flows.cli.cluster import interruptible
     from flows.progress import progress_hook
+    from pipeline.cluster import interrupted
 
     quiet_library_logs(verbose)
     bars = Progress(
@@ -78,6 +79,8 @@ def _run(config: Any, force: bool, verbose: bool = False) -> Any:
         try:
             return reprocess_archive(config, force=force, verbose=verbose)
         except SessionsFailed as failed:  # the run is Failed in Prefect; report it here
+            if interrupted():  # sessions cut short by Ctrl-C or SIGTERM did not fail
+                raise KeyboardInterrupt from None
             return failed.summary
 
 

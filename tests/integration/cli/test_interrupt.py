@@ -94,3 +94,29 @@ def test_without_a_signal_the_same_error_is_still_a_bug_report(capsys):
         raise RuntimeError("something kinefit got wrong")
     assert stopped.value.exit_code == EXIT_INTERNAL
     assert "internal error (RuntimeError: something kinefit got wrong)" in capsys.readouterr().err
+
+
+def test_sessions_cut_short_by_the_signal_are_the_interrupt_not_failures(monkeypatch, capsys):
+    """Ctrl-C while sessions fit: the flow may end with those sessions failed (their tasks
+    stopped); that is the interrupt (exit 130), not exit 1 with a summary of failures."""
+    from types import SimpleNamespace
+
+    import typer
+
+    import flows.archive
+    from flows.cli.run import _run
+    from pipeline.archive.summary import ArchiveSummary
+    from pipeline.errors import SessionsFailed
+
+    def cut_short(config, force=False, verbose=False):
+        interrupt()  # the signal arrived; the sessions in flight fail
+        raise SessionsFailed(ArchiveSummary(sessions=()), "2 of 5 session(s) failed: a, b")
+
+    monkeypatch.setattr(flows.archive, "reprocess_archive", cut_short)
+    try:
+        with pytest.raises(typer.Exit) as stopped, guard(verbose=False):
+            _run(SimpleNamespace(archive=SimpleNamespace(path="archive")), force=False)
+    finally:
+        clear_interrupt()
+    assert stopped.value.exit_code == EXIT_INTERRUPTED
+    assert "interrupted; finished work is kept" in capsys.readouterr().err

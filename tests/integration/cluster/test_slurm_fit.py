@@ -108,11 +108,11 @@ def test_ctrl_c_during_reprocess_exits_within_seconds(slurm_clean, tmp_path):
         time.sleep(5)  # into ingest or fit, with tasks on the workers
         t0 = time.monotonic()
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=120)
+        stdout, stderr = process.communicate(timeout=120)
         seconds = time.monotonic() - t0
     finally:
         process.kill()
-    assert process.returncode == 130, stderr
+    assert process.returncode == 130, stdout + stderr
     assert seconds < 30, seconds
     assert "Traceback" not in stderr
     wait_for(lambda: not slurm_clean.jobs("kf-reprocess"), 15, "the jobs to leave squeue")
