@@ -29,14 +29,13 @@ before their children (so ``joints[0]`` is the root), unique DOF names.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
 from pipeline.bodyplan.angles import parse_angles
 from pipeline.bodyplan.functions import parse_function
 from pipeline.bodyplan.kinds import KIND_KEYS, parse_kind
-from pipeline.bodyplan.load_errors import UnobservableDofWarning
+from pipeline.bodyplan.load_errors import warn_unobservable
 from pipeline.bodyplan.model import DOF_TYPES_V1, BodyPlan, Coupling, Dof, DrivenAxis, Joint
 from pipeline.bodyplan.validate import (
     Where,
@@ -115,7 +114,7 @@ def parse_plan(data: Any, file: str) -> BodyPlan:
     _check_dof_names(joints, where)
     couplings = _parse_couplings(top, version, joints, where)
     _check_driven(joints, couplings, where)
-    _warn_unobservable(joints, file)
+    warn_unobservable(joints, file)
     calibration = _parse_calibration(top, version, where)
     needed = 2 if any(j.kind is not None or j.angles is not None for j in joints) else 1
     needed = 2 if calibration is not None else needed
@@ -361,20 +360,3 @@ def _check_dof_names(joints: list[Joint], where: Where) -> None:
                     f"duplicate DOF name {name!r} (also joint {other!r} dof {other_i})",
                 )
             seen[name] = (joint.name, i)
-
-
-def _warn_unobservable(joints: list[Joint], file: str) -> None:
-    parents = {j.parent for j in joints}
-    leaves = [j for j in joints if j.dofs and j.name not in parents]
-    if not leaves:
-        return
-    listed = "; ".join(
-        f"joint {j.name!r} ({', '.join(d.name or f'{j.name}/{i}' for i, d in enumerate(j.dofs))})"
-        for j in leaves
-    )
-    warnings.warn(
-        f"{file}: DOFs with no keypoint below them cannot be fitted (their joint has no "
-        f"child): {listed}",
-        UnobservableDofWarning,
-        stacklevel=4,
-    )

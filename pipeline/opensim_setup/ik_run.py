@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.bodyplan.engine_config import to_engine_configuration
-from pipeline.bodyplan.load_errors import UnobservableDofWarning
+from pipeline.bodyplan.load_errors import UnobservableDofWarning, warn_unobservable
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.errors import ConfigError
 from pipeline.export.opensim import mot_text
@@ -240,8 +240,8 @@ def ik_problem(
     from pipeline.bodyplan.importers.osim import import_osim
 
     setup = read_ik_setup(setup_path, model_file=model_file, marker_file=marker_file)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with warnings.catch_warnings():  # said below, without the DOFs a coordinate task sets
+        warnings.filterwarnings("ignore", category=UnobservableDofWarning)
         plan = import_osim(setup.model_file)
     tracks = trc.read(setup.marker_file)
     time_all = np.asarray(tracks["time"].values, np.float64)
@@ -257,37 +257,15 @@ def ik_problem(
     coords = _coordinates(setup)
     targets, kw = _markers(setup, plan, tracks)
     tasks = _tasks(setup, plan, coords, time)
-    _rewarn(caught, plan, tasks, setup.model_file)
+    warn_unobservable(
+        plan.joints,
+        str(setup.model_file),
+        settled={d for d, w in tasks.weight.items() if w > 0},
+        subject="DOFs with no marker below them and no coordinate task",
+        stacklevel=3,
+    )
     config = ik_solver_config(setup.accuracy)
     return IKProblem(setup, plan, time, coords, targets, kw, tasks, config)
-
-
-def _rewarn(caught, plan: BodyPlan, tasks: CoordinateTasks, model_file: Path) -> None:
-    """The model import's warnings again, the unobservable DOFs a coordinate task sets left out.
-
-    A DOF with no marker below it (subject01's mtp angles) is unobservable in a fit from
-    markers alone; the setup's coordinate task sets it, so saying it cannot be fitted
-    would be wrong.
-    """
-    for record in caught:
-        if not issubclass(record.category, UnobservableDofWarning):
-            warnings.warn_explicit(record.message, record.category, record.filename,
-                                   record.lineno)  # fmt: skip
-            continue
-        parents = {j.parent for j in plan.joints}
-        loose = []
-        for j in (j for j in plan.joints if j.dofs and j.name not in parents):
-            names = [d.name or f"{j.name}/{i}" for i, d in enumerate(j.dofs)
-                     if tasks.weight.get(d.name, 0.0) <= 0.0]  # fmt: skip
-            if names:
-                loose.append(f"joint {j.name!r} ({', '.join(names)})")
-        if loose:
-            warnings.warn(
-                f"{model_file}: DOFs with no marker below them and no coordinate task cannot "
-                f"be fitted (their joint has no child): {'; '.join(loose)}",
-                UnobservableDofWarning,
-                stacklevel=3,
-            )
 
 
 def run_ik(
