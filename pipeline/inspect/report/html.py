@@ -86,11 +86,11 @@ function kinefitSeek(id, frame) {
     return -1;
   }
   function check() {
-    var l = gd._fullLayout, s = l && l.sliders && l.sliders[0];
+    var l = gd._fullLayout, s = l && l.sliders && l.sliders[0], k = s ? step(s) : -1;
     if (l && l._currentFrame !== undefined && l._currentFrame !== name) {
       if (l._currentFrame === before && tries < 10) { go(); }
-    } else if (s && step(s) >= 0 && s.active !== step(s)) {
-      Plotly.relayout(gd, {"sliders[0].active": step(s)});
+    } else if (k >= 0 && s.active !== k) {
+      Plotly.relayout(gd, {"sliders[0].active": k});
     }
   }
   function go() {
