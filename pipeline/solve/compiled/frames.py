@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numba as nb
+import numpy as np
 
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
 from pipeline.solve.compiled.forward import advance_half_angles, fk, fk_half, half_angles, objective
@@ -32,6 +33,7 @@ from pipeline.solve.compiled.precision import frame_precision
 from pipeline.solve.compiled.so3 import quat_to_matrix
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import (
+    INLINE,
     JIT,
     MAX_ITERATIONS,
     NO_OBSERVATIONS,
@@ -40,11 +42,13 @@ from pipeline.solve.rules import (
     stop_reason,
 )
 
-__all__ = ["solve_frames_kernel"]
+__all__ = ["finish_frame", "solve_frames_kernel", "start_frame"]
 
 
-@nb.njit(**JIT)
-def _start(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, out: Outputs, t: int) -> None:
+@nb.njit(**INLINE)
+def start_frame(
+    tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, out: Outputs, t: int
+) -> None:
     """:func:`.loop.start_pose`, then a rigid fit of a cold start's root (``cfg.kabsch``)."""
     i0 = start_pose(tb, inp, cfg, ws, out, t)
     if i0 >= 0 and cfg.kabsch and tb.n_root:
@@ -53,6 +57,51 @@ def _start(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, out: Outputs, 
                ws.pivots, ws.tmp, ws.half)  # fmt: skip
             ws.local_of[0] = i0
         kabsch_start(ws.local, inp.obs[t], inp.weight[t], ws.rp, ws.rq)
+
+
+@nb.njit(**INLINE)
+def finish_frame(
+    tb: Tables,
+    inp: Inputs,
+    cfg: Settings,
+    ws: Workspace,
+    out: Outputs,
+    t: int,
+    q: np.ndarray,
+    rp: np.ndarray,
+    rq: np.ndarray,
+    act: np.ndarray,
+    half: np.ndarray,
+    it: int,
+    reason: int,
+    prior_tasks: np.ndarray,
+) -> None:
+    """Write frame ``t``'s solution and its diagnostics into ``out``.
+
+    ``q``, ``rp``, ``rq``, ``act``, ``half`` are the solved pose, its clamp activity and
+    its half angles (any buffers; ``ws``' forward-pass buffers are overwritten), ``it``
+    and ``reason`` the iterations taken and the stop reason; ``prior_tasks`` the
+    uncertainty's prior diagonal ``(N,)``.
+    """
+    nw, loss, scale = cfg.neutral_weight, cfg.loss, cfg.loss_scale
+    obs_t, w_t, tt, tw = inp.obs[t], inp.weight[t], task_row(inp, t), inp.task_weight
+    root_rot = ws.root_rot
+    copy(q, out.dof_value[t])
+    copy(rp, out.root_position[t])
+    copy(rq, out.root_orientation[t])
+    out.iterations[t] = it
+    copy(act, out.limit_active[t])
+    quat_to_matrix(rq, root_rot)
+    fit = out.fitted_position[t]
+    fk_half(tb, q, half, rp, root_rot, cfg.uncertainty, ws.rot, ws.org, fit, ws.axes,
+            ws.pivots, ws.tmp)  # fmt: skip
+    local_quats(tb, q, out.joint_rotation[t], half)
+    stats = out.stats[t]
+    diagnostics(fit, obs_t, w_t, out.residual[t], stats)
+    stats[3] = objective(tb, fit, obs_t, w_t, q, nw, loss, scale, ws.res, ws.weff, tw, tt)
+    if cfg.uncertainty:
+        frame_precision(tb, ws, out, t, prior_tasks)
+    out.stop_reason[t] = NO_OBSERVATIONS if stats[2] == 0 else reason
 
 
 @nb.njit(**JIT)
@@ -83,7 +132,7 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
     rot, org, pos, axes, pivots, tmp = ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp
     res, weff, root_rot = ws.res, ws.weff, ws.root_rot
     for t in range(inp.weight.shape[0]):
-        _start(tb, inp, cfg, ws, out, t)
+        start_frame(tb, inp, cfg, ws, out, t)
         q, rp, rq, act = ws.q, ws.rp, ws.rq, ws.act
         q_new, rp_new, rq_new, act_new = ws.q_new, ws.rp_new, ws.rq_new, ws.act_new
         obs_t, w_t, tt = inp.obs[t], inp.weight[t], task_row(inp, t)
@@ -136,18 +185,4 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
             fresh = accepted and tried
             if done:
                 break
-        copy(q, out.dof_value[t])
-        copy(rp, out.root_position[t])
-        copy(rq, out.root_orientation[t])
-        out.iterations[t] = it
-        copy(act, out.limit_active[t])
-        quat_to_matrix(rq, root_rot)
-        fit = out.fitted_position[t]
-        fk_half(tb, q, half, rp, root_rot, cfg.uncertainty, rot, org, fit, axes, pivots, tmp)
-        local_quats(tb, q, out.joint_rotation[t], half)
-        stats = out.stats[t]
-        diagnostics(fit, obs_t, w_t, out.residual[t], stats)
-        stats[3] = objective(tb, fit, obs_t, w_t, q, nw, loss, scale, res, weff, tw, tt)
-        if cfg.uncertainty:
-            frame_precision(tb, ws, out, t, prior_tasks)
-        out.stop_reason[t] = NO_OBSERVATIONS if stats[2] == 0 else reason
+        finish_frame(tb, inp, cfg, ws, out, t, q, rp, rq, act, half, it, reason, prior_tasks)
