@@ -99,10 +99,13 @@ class SolverConfig:
     min_confidence : float
         Keypoints with a confidence below this are treated as missing (default 0).
     lanes : int
-        Most segments solved in lockstep by the numpy engine's
-        :func:`~pipeline.solve.solve_sequence` (default 512). More lanes make numpy calls
-        wider; each lane warms up on ``warmup_frames`` extra frames, and a segment is at
-        least four warm-up lengths long.
+        Most segments a sequence is cut into by :func:`~pipeline.solve.solve_sequence`
+        (default 512), solved side by side: in lockstep numpy calls (numpy engine; more
+        lanes make them wider), or in the compiled engine's SIMD lanes (at most
+        :data:`~pipeline.solve.compiled.lane_forward.LANES` per sequence, at fully observed
+        frames only). Each segment after the first warms up on ``warmup_frames`` extra
+        frames, and a segment is at least four warm-up lengths long. ``lanes=1`` keeps
+        every sequence one uninterrupted chain.
     warmup_frames : int
         Frames solved before a lane's first frame to warm it up (default 4; on the fly's
         real sequence 3 already reach the same RMS as a single uninterrupted lane).
@@ -115,12 +118,14 @@ class SolverConfig:
         Cold-start root pose of a free base: a rigid (Kabsch) fit of the neutral pose to
         the observed keypoints, or the origin with identity rotation (QuickIK).
     engine : {"auto", "compiled", "numpy"}
-        ``compiled``: numba kernels solving one frame at a time (3D observations, the
-        image plane and calibrated cameras; about 5x the numpy engine on the fly;
-        sequences run frame after frame, so ``lanes`` and ``warmup_frames`` do not
-        apply). ``numpy``: frames in lockstep lanes of numpy calls (every mapper, a
-        user's own too). ``auto`` (default): compiled for those three, numpy for any other
-        mapper. The compiled engine computes in float64 and returns ``dtype``.
+        ``compiled``: numba kernels solving frame after frame (3D observations, the
+        image plane and calibrated cameras; about 5x the numpy engine on the fly). For 3D
+        observations of a plan without driven axes, independent frames and sequences
+        (and a long sequence's segments, ``lanes``) run side by side in SIMD lanes, each
+        lane with the one-frame kernel's numbers. ``numpy``: frames in lockstep lanes of
+        numpy calls (every mapper, a user's own too). ``auto`` (default): compiled for
+        those three, numpy for any other mapper. The compiled engine computes in float64
+        and returns ``dtype``.
     temporal : {"none", "smooth"}
         ``none`` (default): every frame is its own fit (``dof_std`` from the inverse
         normal matrix times the residual variance). ``smooth``: a constant-acceleration

@@ -146,11 +146,13 @@ def solve_sequence(
 ) -> FitResult:
     """Fit consecutive frames, each warm-started from the frames before it.
 
-    The compiled engine solves the frames one after another, each from the previous
-    solution (or ``warm_start="velocity"``'s prediction). The numpy engine cuts the
-    sequence into up to ``config.lanes`` segments solved side by side; each segment after
-    the first warms up on ``config.warmup_frames`` frames before its start (solved and
-    discarded), so every stored frame is warm-started there too.
+    Each frame starts from the previous solution (or ``warm_start="velocity"``'s
+    prediction). A long sequence is cut into up to ``config.lanes`` segments solved side
+    by side (the numpy engine's lockstep lanes; the compiled engine's SIMD lanes, for 3D
+    observations of a plan without driven axes, cut at fully observed frames); each
+    segment after the first warms up on ``config.warmup_frames`` frames before its start
+    (solved and discarded), so every stored frame is warm-started there too.
+    ``lanes=1`` solves it as one chain.
 
     Parameters
     ----------

@@ -8,11 +8,14 @@ equations from subtree moments and a leaves-first factorization of the tree-spar
 matrix (``normal``), pose updates and diagnostics (``pose``), the iteration loop
 (``frames``; ``projection`` for calibrated cameras; what both share in ``loop``, the accept,
 damping and stop rules in :mod:`pipeline.solve.rules`), with the kernels' inputs, settings,
-scratch and outputs as named bundles (``bundles``). Kernels compile on first use (about a
-minute and a half on 2 cores in a fresh environment) and are cached on disk (numba's
-``cache=True``), so later processes load them (about 0.5 s); :func:`warm_up` does either up
-front, outside any timed region: once at start-up and on every dask worker when a cluster
-starts (``pipeline.cluster.plugins.SolverPreload``).
+scratch and outputs as named bundles (``bundles``). ``lane_frames`` runs the 3D loop on
+several independent sequences side by side in SIMD lanes, with the one-frame kernel's
+numbers: its arithmetic in ``lane_forward``, ``lane_normal`` and ``lane_step``, its scratch
+in ``lane_bundles``, the sequences it is given in ``lane_cuts``. Kernels compile on first
+use (about a minute and a half on 2 cores in a fresh environment) and are cached on disk
+(numba's ``cache=True``), so later processes load them (about 0.5 s); :func:`warm_up` does
+either up front, outside any timed region: once at start-up and on every dask worker when a
+cluster starts (``pipeline.cluster.plugins.SolverPreload``).
 
 Cache: a cached kernel is reused only while none of the files it is built from changed:
 this package's ``*.py`` and the project modules they import (``pipeline/solve/rules.py``,
@@ -45,6 +48,10 @@ import numpy as np
 from pipeline.bodyplan.model import BodyPlan, Dof, Joint
 from pipeline.solve.compiled.bundles import Inputs, outputs, settings, task_arrays, workspace
 from pipeline.solve.compiled.frames import solve_frames_kernel
+from pipeline.solve.compiled.lane_bundles import lane_workspace
+from pipeline.solve.compiled.lane_cuts import cut_sequences, lanes_apply, sequence_starts
+from pipeline.solve.compiled.lane_forward import LANES
+from pipeline.solve.compiled.lane_frames import solve_lanes_kernel
 from pipeline.solve.compiled.tables import tables
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.problem import Problem, prepare
@@ -133,9 +140,7 @@ def solve_compiled(
         velocity,
         kabsch,
     )
-    out = outputs(tb, t)
-    if t:
-        solve_frames_kernel(tb, inp, kernel_cfg, workspace(tb), out)
+    out = _run_kernel(tb, inp, kernel_cfg, cfg)
     moments = None
     if kernel_cfg.uncertainty:
         moments = FrameMoments(
@@ -147,6 +152,46 @@ def solve_compiled(
         )
     result = _result(out).astype(cfg.np_dtype)
     return result, moments
+
+
+def _run_kernel(tb, inp: Inputs, kernel_cfg, cfg: SolverConfig):
+    """Solve ``inp`` into fresh :class:`~.bundles.Outputs`: in lanes where they apply.
+
+    A chained call whose sequences are too few to fill the lanes is cut into pieces
+    first (:func:`~.lane_cuts.cut_sequences`, up to ``cfg.lanes``; ``lanes=1`` keeps
+    each sequence one chain), whose warm-up rows are dropped from the outputs.
+    """
+    pieces = None
+    if kernel_cfg.chained and not tb.coupled and kernel_cfg.n_iterations >= 1:
+        starts = sequence_starts(inp.cold, True)
+        observed = (inp.weight > 0.0).sum(axis=1)
+        pieces = cut_sequences(starts, observed, cfg.lanes, cfg.warmup_frames)
+    if pieces is not None:
+        rows = pieces.rows
+
+        def per_frame(a: np.ndarray) -> np.ndarray:
+            return a if a.shape[0] == 1 else np.ascontiguousarray(a[rows])
+
+        inp = inp._replace(
+            obs=np.ascontiguousarray(inp.obs[rows]),
+            weight=np.ascontiguousarray(inp.weight[rows]),
+            init_q=per_frame(inp.init_q),
+            init_root_pos=per_frame(inp.init_root_pos),
+            init_root_quat=per_frame(inp.init_root_quat),
+            cold=pieces.cold,
+            task_target=per_frame(inp.task_target),
+        )
+    out = outputs(tb, inp.weight.shape[0])
+    starts = sequence_starts(inp.cold, kernel_cfg.chained)
+    if lanes_apply(tb, kernel_cfg, starts):
+        solve_lanes_kernel(tb, inp, kernel_cfg, workspace(tb), lane_workspace(tb), out, starts)
+    elif inp.weight.shape[0]:
+        solve_frames_kernel(tb, inp, kernel_cfg, workspace(tb), out)
+    if pieces is None:
+        return out
+    keep = pieces.keep
+    cut = type(out)(*(f[keep] for f in out))
+    return cut
 
 
 def evaluate_compiled(
@@ -215,7 +260,8 @@ def is_warm() -> bool:
     """Whether this process has the solver kernels compiled or loaded already."""
     from pipeline.solve.temporal.marginal import _rts
 
-    return bool(solve_frames_kernel.signatures) and bool(_rts.signatures)
+    kernels = (solve_frames_kernel, solve_lanes_kernel, _rts)
+    return all(bool(k.signatures) for k in kernels)
 
 
 def warm_up(say: Callable[[str], None] | None = None, *, smoother: bool = True) -> float:
@@ -272,6 +318,8 @@ def _warm_up(smoother: bool) -> float:
     prob = prepare(plan, targets, None, SolverConfig(), None, np.float64)
     start = np.zeros((1, plan.n_dofs)), np.zeros((1, 3)), np.array([[1.0, 0.0, 0.0, 0.0]])
     solve_compiled(prob, *start, chained=True, kabsch=True)
+    many = prepare(plan, np.repeat(targets[:1], LANES, 0), None, SolverConfig(), None, np.float64)
+    solve_compiled(many, *start, chained=False, kabsch=True)  # the lane kernel
     if not smoother:
         return time.perf_counter() - t0
     from pipeline.solve.temporal.marginal import smooth_coordinates  # its kernel too
