@@ -54,6 +54,23 @@ __all__ = ["LANES", "NOALIAS_JIT", "NoAliasCompiler", "fk_lanes", "objective_lan
 
 
 @nb.njit(**INLINE)
+def _times(r: np.ndarray, ln: int, b: np.ndarray) -> None:
+    """Lane ``ln``'s frame ``r`` ``(9, L)`` (row-major) times ``b`` ``(3, 3)``, in place."""
+    a0, a1, a2 = r[0, ln], r[1, ln], r[2, ln]
+    a3, a4, a5 = r[3, ln], r[4, ln], r[5, ln]
+    a6, a7, a8 = r[6, ln], r[7, ln], r[8, ln]
+    r[0, ln] = a0 * b[0, 0] + a1 * b[1, 0] + a2 * b[2, 0]
+    r[1, ln] = a0 * b[0, 1] + a1 * b[1, 1] + a2 * b[2, 1]
+    r[2, ln] = a0 * b[0, 2] + a1 * b[1, 2] + a2 * b[2, 2]
+    r[3, ln] = a3 * b[0, 0] + a4 * b[1, 0] + a5 * b[2, 0]
+    r[4, ln] = a3 * b[0, 1] + a4 * b[1, 1] + a5 * b[2, 1]
+    r[5, ln] = a3 * b[0, 2] + a4 * b[1, 2] + a5 * b[2, 2]
+    r[6, ln] = a6 * b[0, 0] + a7 * b[1, 0] + a8 * b[2, 0]
+    r[7, ln] = a6 * b[0, 1] + a7 * b[1, 1] + a8 * b[2, 1]
+    r[8, ln] = a6 * b[0, 2] + a7 * b[1, 2] + a8 * b[2, 2]
+
+
+@nb.njit(**INLINE)
 def _general_dof(tb: Tables, k: int, q, half, r, need_axes, axes, pivots, o, tmp, ln):
     """A non-aligned hinge, a slide or a ball's swing pair of lane ``ln`` (scalar code)."""
     typ = tb.dof_type[k]
@@ -99,16 +116,7 @@ def _general_dof(tb: Tables, k: int, q, half, r, need_axes, axes, pivots, o, tmp
                 axes[kk, 1, ln] = j3 * x + j4 * y + j5 * z
                 axes[kk, 2, ln] = j6 * x + j7 * y + j8 * z
                 pivots[kk, 0, ln], pivots[kk, 1, ln], pivots[kk, 2, ln] = o0, o1, o2
-    b = tmp[0]
-    r[0, ln] = r0 * b[0, 0] + r1 * b[1, 0] + r2 * b[2, 0]
-    r[1, ln] = r0 * b[0, 1] + r1 * b[1, 1] + r2 * b[2, 1]
-    r[2, ln] = r0 * b[0, 2] + r1 * b[1, 2] + r2 * b[2, 2]
-    r[3, ln] = r3 * b[0, 0] + r4 * b[1, 0] + r5 * b[2, 0]
-    r[4, ln] = r3 * b[0, 1] + r4 * b[1, 1] + r5 * b[2, 1]
-    r[5, ln] = r3 * b[0, 2] + r4 * b[1, 2] + r5 * b[2, 2]
-    r[6, ln] = r6 * b[0, 0] + r7 * b[1, 0] + r8 * b[2, 0]
-    r[7, ln] = r6 * b[0, 1] + r7 * b[1, 1] + r8 * b[2, 1]
-    r[8, ln] = r6 * b[0, 2] + r7 * b[1, 2] + r8 * b[2, 2]
+    _times(r, ln, tmp[0])
 
 
 @nb.njit(**NOALIAS_JIT)
@@ -170,18 +178,7 @@ def fk_lanes(
         if not offset_identity[j]:
             b = offset_rot[j]
             for ln in range(nl):
-                a0, a1, a2 = r[0, ln], r[1, ln], r[2, ln]
-                a3, a4, a5 = r[3, ln], r[4, ln], r[5, ln]
-                a6, a7, a8 = r[6, ln], r[7, ln], r[8, ln]
-                r[0, ln] = a0 * b[0, 0] + a1 * b[1, 0] + a2 * b[2, 0]
-                r[1, ln] = a0 * b[0, 1] + a1 * b[1, 1] + a2 * b[2, 1]
-                r[2, ln] = a0 * b[0, 2] + a1 * b[1, 2] + a2 * b[2, 2]
-                r[3, ln] = a3 * b[0, 0] + a4 * b[1, 0] + a5 * b[2, 0]
-                r[4, ln] = a3 * b[0, 1] + a4 * b[1, 1] + a5 * b[2, 1]
-                r[5, ln] = a3 * b[0, 2] + a4 * b[1, 2] + a5 * b[2, 2]
-                r[6, ln] = a6 * b[0, 0] + a7 * b[1, 0] + a8 * b[2, 0]
-                r[7, ln] = a6 * b[0, 1] + a7 * b[1, 1] + a8 * b[2, 1]
-                r[8, ln] = a6 * b[0, 2] + a7 * b[1, 2] + a8 * b[2, 2]
+                _times(r, ln, b)
         for k in range(dof_start[j], dof_start[j + 1]):
             al = aligned[k]
             if al >= 0:  # hinge on a coordinate axis: two columns mix

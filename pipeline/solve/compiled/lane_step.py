@@ -13,8 +13,9 @@ import numpy as np
 
 from pipeline.solve.compiled.forward import TAYLOR_HALF_STEP
 from pipeline.solve.compiled.lane_forward import NOALIAS_JIT
+from pipeline.solve.compiled.so3 import rotvec_times
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import BALL_SLACK_ULPS, INLINE
+from pipeline.solve.rules import BALL_SLACK_ULPS
 
 _S3, _S5, _S7 = 1.0 / 6.0, 1.0 / 20.0, 1.0 / 42.0
 _C4, _C6, _C8 = 1.0 / 12.0, 1.0 / 30.0, 1.0 / 56.0
@@ -91,7 +92,9 @@ def apply_step_lanes(
                 fin = fin and math.isfinite(rp_new[i, ln])
             v0, v1, v2 = step[3, ln], step[4, ln], step[5, ln]
             max_ang[ln] = max(max_ang[ln], math.sqrt(v0**2 + v1**2 + v2**2))
-            _rotvec_times(v0, v1, v2, rq, rq_new, ln)
+            rq_new[0, ln], rq_new[1, ln], rq_new[2, ln], rq_new[3, ln] = rotvec_times(
+                v0, v1, v2, rq[0, ln], rq[1, ln], rq[2, ln], rq[3, ln]
+            )
             for i in range(4):
                 fin = fin and math.isfinite(rq_new[i, ln])
             max_pos[ln] = mp
@@ -102,24 +105,6 @@ def apply_step_lanes(
                 rp_new[i, ln] = rp[i, ln]
             for i in range(4):
                 rq_new[i, ln] = rq[i, ln]
-
-
-@nb.njit(**INLINE)
-def _rotvec_times(v0: float, v1: float, v2: float, q: np.ndarray, out: np.ndarray, ln: int):
-    """:func:`.so3.quat_from_rotvec_times` of lane ``ln`` (the same expressions)."""
-    t = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
-    h = 0.5 * t
-    k = 0.5 - t * t / 48.0 if t < 1e-8 else math.sin(h) / t
-    aw, ax, ay, az = math.cos(h), k * v0, k * v1, k * v2
-    bw, bx, by, bz = q[0, ln], q[1, ln], q[2, ln], q[3, ln]
-    w = aw * bw - ax * bx - ay * by - az * bz
-    x = aw * bx + ax * bw + ay * bz - az * by
-    y = aw * by - ax * bz + ay * bw + az * bx
-    z = aw * bz + ax * by - ay * bx + az * bw
-    n = math.sqrt(w * w + x * x + y * y + z * z)
-    if not n > 0.0:
-        n = 1.0
-    out[0, ln], out[1, ln], out[2, ln], out[3, ln] = w / n, x / n, y / n, z / n
 
 
 @nb.njit(**NOALIAS_JIT)

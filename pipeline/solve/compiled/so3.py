@@ -20,6 +20,7 @@ __all__ = [
     "matrix_to_quat",
     "quat_from_rotvec_times",
     "quat_to_matrix",
+    "rotvec_times",
 ]
 
 
@@ -110,13 +111,15 @@ def quat_to_matrix(q: np.ndarray, out: np.ndarray) -> None:
 
 
 @nb.njit(**INLINE)
-def quat_from_rotvec_times(v: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
-    """``normalize(quat(v) * q)``: the world-frame increment ``exp(v)`` applied to ``q``."""
-    t = math.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+def rotvec_times(v0: float, v1: float, v2: float, bw: float, bx: float, by: float, bz: float):
+    """``normalize(quat(v) * b)`` of a rotation vector ``v`` (rad) and a quaternion ``b``.
+
+    Returns the quaternion ``(w, x, y, z)``: :func:`quat_from_rotvec_times` on scalars.
+    """
+    t = math.sqrt(v0 * v0 + v1 * v1 + v2 * v2)
     h = 0.5 * t
     k = 0.5 - t * t / 48.0 if t < 1e-8 else math.sin(h) / t
-    aw, ax, ay, az = math.cos(h), k * v[0], k * v[1], k * v[2]
-    bw, bx, by, bz = q[0], q[1], q[2], q[3]
+    aw, ax, ay, az = math.cos(h), k * v0, k * v1, k * v2
     w = aw * bw - ax * bx - ay * by - az * bz
     x = aw * bx + ax * bw + ay * bz - az * by
     y = aw * by - ax * bz + ay * bw + az * bx
@@ -124,7 +127,13 @@ def quat_from_rotvec_times(v: np.ndarray, q: np.ndarray, out: np.ndarray) -> Non
     n = math.sqrt(w * w + x * x + y * y + z * z)
     if not n > 0.0:
         n = 1.0
-    out[0], out[1], out[2], out[3] = w / n, x / n, y / n, z / n
+    return w / n, x / n, y / n, z / n
+
+
+@nb.njit(**INLINE)
+def quat_from_rotvec_times(v: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``normalize(quat(v) * q)``: the world-frame increment ``exp(v)`` applied to ``q``."""
+    out[0], out[1], out[2], out[3] = rotvec_times(v[0], v[1], v[2], q[0], q[1], q[2], q[3])
 
 
 @nb.njit(**JIT)
