@@ -6,7 +6,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
-__all__ = ["FitResult"]
+__all__ = ["FitResult", "cast_rows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -116,16 +116,45 @@ class FitResult:
         FitResult
         """
         dtype = np.dtype(dtype)
-        big = np.finfo(dtype).max
         changes = {}
         for f in fields(self):
             a = getattr(self, f.name)
             if a is not None and a.dtype.kind == "f" and a.dtype != dtype:
-                with np.errstate(over="ignore"):
-                    b = a.astype(dtype)
-                # one cheap pass; only overflowed (or already infinite) values are fixed
-                if big < np.finfo(a.dtype).max and not np.isfinite(b).all():
-                    over = np.isinf(b) & np.isfinite(a)
-                    b[over] = np.copysign(big, a[over])
-                changes[f.name] = b
+                changes[f.name] = cast_rows(a, dtype)
         return replace(self, **changes)
+
+
+def cast_rows(a: np.ndarray, dtype, runs: np.ndarray | None = None) -> np.ndarray:
+    """Rows of a float array in float ``dtype``, copied once.
+
+    Values beyond ``dtype``'s range are clipped to its largest finite value (a far but
+    finite fit stays finite); NaN stays NaN.
+
+    Parameters
+    ----------
+    a : (R, ...) float
+    dtype : float32 or float64
+    runs : (K, 2) int, optional
+        Half-open row ranges ``[lo, hi)`` to keep, in order (default: every row).
+
+    Returns
+    -------
+    (sum of the runs' lengths, ...) array of ``dtype``
+    """
+    dtype = np.dtype(dtype)
+    if runs is None:
+        runs = np.array([[0, a.shape[0]]])
+    lengths = runs[:, 1] - runs[:, 0]
+    b = np.empty((int(lengths.sum()), *a.shape[1:]), dtype)
+    at = 0
+    with np.errstate(over="ignore"):
+        for lo, hi in runs:
+            b[at : at + hi - lo] = a[lo:hi]
+            at += hi - lo
+    big = np.finfo(dtype).max
+    # one cheap pass; only overflowed (or already infinite) values are fixed
+    if big < np.finfo(a.dtype).max and not np.isfinite(b).all():
+        src = np.concatenate([a[lo:hi] for lo, hi in runs])
+        over = np.isinf(b) & np.isfinite(src)
+        b[over] = np.copysign(big, src[over])
+    return b

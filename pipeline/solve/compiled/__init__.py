@@ -46,7 +46,14 @@ from collections.abc import Callable
 import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan, Dof, Joint
-from pipeline.solve.compiled.bundles import Inputs, outputs, settings, task_arrays, workspace
+from pipeline.solve.compiled.bundles import (
+    Inputs,
+    Outputs,
+    outputs,
+    settings,
+    task_arrays,
+    workspace,
+)
 from pipeline.solve.compiled.frames import solve_frames_kernel
 from pipeline.solve.compiled.lane_bundles import lane_workspace
 from pipeline.solve.compiled.lane_cuts import cut_sequences, lanes_apply, sequence_starts
@@ -55,7 +62,7 @@ from pipeline.solve.compiled.lane_frames import solve_lanes_kernel
 from pipeline.solve.compiled.tables import tables
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.problem import Problem, prepare
-from pipeline.solve.result import FitResult
+from pipeline.solve.result import FitResult, cast_rows
 from pipeline.solve.rules import CONVERGED
 from pipeline.solve.temporal.uncertainty import FrameMoments
 
@@ -189,9 +196,26 @@ def _run_kernel(tb, inp: Inputs, kernel_cfg, cfg: SolverConfig):
         solve_frames_kernel(tb, inp, kernel_cfg, workspace(tb), out)
     if pieces is None:
         return out
-    keep = pieces.keep
-    cut = type(out)(*(f[keep] for f in out))
-    return cut
+    return _keep_rows(out, pieces.keep, cfg.np_dtype)
+
+
+def _keep_rows(out: Outputs, keep: np.ndarray, dtype: np.dtype) -> Outputs:
+    """The rows ``keep`` of ``out``, copied once: the result's floats in ``dtype`` already.
+
+    The uncertainty inputs stay float64 (:class:`FrameMoments`); the kept rows are a few
+    long runs (a piece's own frames), copied run by run.
+    """
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], keep.view(np.int8), [0]])))
+    runs = edges.reshape(-1, 2)
+    wide = {"information", "inverse", "moments"}
+    return Outputs(
+        *(
+            cast_rows(f, np.float64 if name in wide else dtype, runs)
+            if f.dtype.kind == "f"
+            else np.concatenate([f[lo:hi] for lo, hi in runs])
+            for name, f in zip(Outputs._fields, out, strict=True)
+        )
+    )
 
 
 def evaluate_compiled(
