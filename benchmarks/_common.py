@@ -6,8 +6,11 @@ before importing it.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import platform
+import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -165,3 +168,38 @@ def time_repeated(run: Callable[[], int], min_seconds: float) -> float:
         elapsed = time.perf_counter() - start
         if elapsed >= min_seconds:
             return frames / elapsed
+
+
+def commit() -> str:
+    """The checkout's short commit (``+dirty`` with uncommitted changes; ``unknown``)."""
+    git = ["git", "-C", str(REPO)]
+    try:
+        run = [[*git, "rev-parse", "--short", "HEAD"], [*git, "status", "--porcelain", "-uno"]]
+        head, dirty = (subprocess.run(c, capture_output=True, text=True, check=True) for c in run)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def _cpu_model() -> str:
+    """The CPU's model name from ``/proc/cpuinfo``, else the platform's processor."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def where_measured(load_before: float | None = None) -> str:
+    """One line saying where and when a benchmark ran, for printing beside its figures.
+
+    The CPU, its core count, the load average (before the run when ``load_before`` is
+    given, and now), the commit and the UTC date and time.
+    """
+    load = f"{os.getloadavg()[0]:.2f}"
+    if load_before is not None:
+        load = f"{load_before:.2f} before, {load} after"
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{_cpu_model()}, {os.cpu_count()} cores, load average {load}; commit {commit()}; {now}"

@@ -45,7 +45,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import DEFAULT_BODY_PLAN, REPO  # noqa: E402
+from _common import DEFAULT_BODY_PLAN, REPO, where_measured  # noqa: E402
 
 sys.path.insert(0, str(REPO))
 
@@ -66,19 +66,6 @@ def _timed(run, repeats: int) -> tuple[float, object]:
         result = run()
         times.append(time.perf_counter() - t0)
     return statistics.median(times), result
-
-
-def _commit() -> str:
-    """The checkout's short commit (``+dirty`` with uncommitted changes)."""
-    import subprocess
-
-    try:
-        git = ["git", "-C", str(REPO)]
-        run = [[*git, "rev-parse", "--short", "HEAD"], [*git, "status", "--porcelain", "-uno"]]
-        head, dirty = (subprocess.run(c, capture_output=True, text=True, check=True) for c in run)
-        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def _opensim_ik(demo, tmp, n: int, fps: float) -> float | None:
@@ -111,8 +98,6 @@ def _opensim_ik(demo, tmp, n: int, fps: float) -> float | None:
 
 def pose2sim_demo(frames: int | None) -> None:
     """Pose2Sim's demo trial end to end: wall time per stage, fit frames/s against peers."""
-    import datetime
-    import platform
     import tempfile
     import warnings
     from pathlib import Path
@@ -171,12 +156,8 @@ def pose2sim_demo(frames: int | None) -> None:
             export("mot", tmp / "direct.zarr", tmp / "demo.mot")
         stages["export .mot"] = time.perf_counter() - t0
         peer = _opensim_ik(demo, tmp, n, fps)
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    print(f"Pose2Sim demo, {n} frames, 4 cameras; commit {_commit()}; {now}")
-    print(
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, one thread; "
-        f"load average {load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after"
-    )
+    print(f"Pose2Sim demo, {n} frames, 4 cameras, one thread")
+    print(where_measured(load_before[0]))
     for name, sec in stages.items():
         print(f"  {name:45s} {sec:7.2f} s")
     total = sum(v for k, v in stages.items() if "triangulate" not in k)

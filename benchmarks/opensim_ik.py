@@ -40,10 +40,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
 
 import argparse  # noqa: E402
-import datetime  # noqa: E402
-import platform  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -52,7 +49,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import opensim as osim  # noqa: E402
-from _common import REPO, SHARED, time_repeated  # noqa: E402
+from _common import SHARED, time_repeated, where_measured  # noqa: E402
 
 from pipeline.kinematics.step_groups import compiled_refusal  # noqa: E402
 from pipeline.opensim_setup.ik_run import ik_problem, run_ik  # noqa: E402
@@ -301,21 +298,10 @@ def measure(name: str, args, tmp: Path) -> dict:
     }
 
 
-def _commit() -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, check=True)  # fmt: skip
-        return out.stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def report(args, results: dict) -> str:
-    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         f"kinefit vs OpenSim {osim.__version__} InverseKinematicsTool, same frames, one run",
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, load average "
-        f"{os.getloadavg()[0]:.2f}; commit {_commit()}; {now}",
+        where_measured(),
         f"medians of {args.repeats} repeats (kinefit >= {args.seconds:g} s each); one thread",
         "",
         f"{'':34}{'kinefit':>12}{'OpenSim':>12}{'ratio':>10}",
