@@ -34,7 +34,7 @@ __all__ = ["solve_lanes_kernel"]
 
 
 # rows of LaneWorkspace.lane
-_FRAME, _END, _IT, _LAM, _COST, _CAND, _MAXP, _MAXA, _SEQ, _REASON, _INV = range(11)
+_FRAME, _END, _IT, _LAM, _COST, _CAND, _MAXP, _MAXA, _SEQ, _REASON, _INV, _LK = range(12)
 # rows of LaneWorkspace.ok
 _BUSY, _FRESH, _FINITE, _SOLVED, _ACCEPTED, _DONE = range(6)
 
@@ -248,7 +248,7 @@ def solve_lanes_kernel(
                             lane[_COST], sums)  # fmt: skip
         assemble_lanes(tb, pos, axes, pivots, rp, res, weff, own, mom, xi, f, hd, hc, hr, g)
         damp_lanes(tb, hd, g, q, prior, lane[_LAM], cfg.angle_floor, tw, target)
-        solve_tree_lanes(tb, hd, hc, hr, g, step, lane[_INV], ok[_SOLVED])
+        solve_tree_lanes(tb, hd, hc, hr, g, step, lane[_INV], lane[_LK], ok[_SOLVED])
         apply_step_lanes(tb, q, rp, rq, step, q_new, rp_new, rq_new, act_new, lane[_MAXP],
                          lane[_MAXA], ok[_FINITE])  # fmt: skip
         advance_half_lanes(q, q_new, half, half_new)

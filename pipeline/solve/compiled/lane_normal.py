@@ -227,12 +227,15 @@ def solve_tree_lanes(
     g: np.ndarray,
     x: np.ndarray,
     inv: np.ndarray,
+    lk: np.ndarray,
     ok: np.ndarray,
 ) -> None:
     """:func:`.normal.solve_tree` and :func:`.loop.hold_step` of every lane.
 
-    ``inv`` ``(L,)`` is scratch; ``ok`` ``(L,)`` bool is set False where a pivot is not
-    positive and finite or the solution is not finite (that lane's ``x`` is then zero).
+    ``inv`` and ``lk`` ``(L,)`` are scratch (a pivot's inverse, and an entry times it,
+    computed once per entry as the scalar code's ``h * inv * h'`` does first); ``ok``
+    ``(L,)`` bool is set False where a pivot is not positive and finite or the solution is
+    not finite (that lane's ``x`` is then zero).
     """
     anc, ld = tb.ancestors, tb.local_depth
     nl = hd.shape[1]
@@ -251,22 +254,24 @@ def solve_tree_lanes(
             for ln in range(nl):
                 hkm = hc[k, m, ln]
                 lki = hkm * inv[ln]
+                lk[ln] = lki
                 hd[i, ln] -= lki * hkm
             for p in range(nk - m - 1):
                 for ln in range(nl):
-                    hc[i, p, ln] -= hc[k, m, ln] * inv[ln] * hc[k, m + 1 + p, ln]
+                    hc[i, p, ln] -= lk[ln] * hc[k, m + 1 + p, ln]
             for c in range(nr):
                 for ln in range(nl):
-                    hr[i, c, ln] -= hc[k, m, ln] * inv[ln] * hr[k, c, ln]
+                    hr[i, c, ln] -= lk[ln] * hr[k, c, ln]
         for m in range(nk):
             for ln in range(nl):
                 hc[k, m, ln] *= inv[ln]
         for a in range(nr):
             for ln in range(nl):
-                hd[a, ln] -= hr[k, a, ln] * inv[ln] * hr[k, a, ln]
+                lk[ln] = hr[k, a, ln] * inv[ln]
+                hd[a, ln] -= lk[ln] * hr[k, a, ln]
             for b in range(a):
                 for ln in range(nl):
-                    hr[a, b, ln] -= hr[k, a, ln] * inv[ln] * hr[k, b, ln]
+                    hr[a, b, ln] -= lk[ln] * hr[k, b, ln]
         for a in range(nr):
             for ln in range(nl):
                 hr[k, a, ln] = hr[k, a, ln] * inv[ln]
@@ -277,10 +282,11 @@ def solve_tree_lanes(
             inv[ln] = 1.0 / d
         for a in range(k):
             for ln in range(nl):
-                hd[a, ln] -= hr[k, a, ln] * inv[ln] * hr[k, a, ln]
+                lk[ln] = hr[k, a, ln] * inv[ln]
+                hd[a, ln] -= lk[ln] * hr[k, a, ln]
             for b in range(a):
                 for ln in range(nl):
-                    hr[a, b, ln] -= hr[k, a, ln] * inv[ln] * hr[k, b, ln]
+                    hr[a, b, ln] -= lk[ln] * hr[k, b, ln]
         for a in range(k):
             for ln in range(nl):
                 hr[k, a, ln] *= inv[ln]

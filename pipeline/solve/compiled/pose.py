@@ -66,22 +66,23 @@ def _clamp_balls(tb: Tables, q: np.ndarray, active: np.ndarray) -> None:
         q[k], q[k + 1] = s1, s2
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def clamp_into(tb: Tables, q: np.ndarray, wrap: bool, active: np.ndarray) -> None:
     """Clamp ``q`` ``(N,)`` to the plan's limits in place (:func:`pipeline.solve.numpy.pose.clamp`).
 
     With ``wrap``, unbounded hinge angles are wrapped into ``neutral +- pi``. ``active``
     is set True where the clamp moved a value (never reset here).
     """
+    lower, upper, free, neutral = tb.lower, tb.upper, tb.free_angle, tb.neutral
     for k in range(q.shape[0]):
         v = q[k]
-        c = min(max(v, tb.lower[k]), tb.upper[k])
+        c = min(max(v, lower[k]), upper[k])
         if c != v:
             active[k] = True
-        if wrap and tb.free_angle[k]:
-            rel = c - tb.neutral[k]
+        if wrap and free[k]:
+            rel = c - neutral[k]
             if not -math.pi <= rel < math.pi:  # the modulo is slow; most angles are inside
-                c = tb.neutral[k] + (rel + math.pi) % (2.0 * math.pi) - math.pi
+                c = neutral[k] + (rel + math.pi) % (2.0 * math.pi) - math.pi
         q[k] = c
     _clamp_balls(tb, q, active)
 
@@ -152,7 +153,7 @@ def apply_step(
     return max_pos, max_ang, finite
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def warm_start(
     tb: Tables,
     out_q: np.ndarray,
@@ -196,7 +197,7 @@ def warm_start(
     clamp_into(tb, q, True, scratch)
 
 
-@nb.njit(**JIT)
+@nb.njit(**INLINE)
 def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray, half: np.ndarray) -> None:
     """Each joint's rotation relative to its rest frame, ``(J, 4)`` wxyz with ``w >= 0``.
 
