@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
+import types
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +43,61 @@ def call_options(call: Callable[..., Any]) -> tuple[str, ...]:
     """The keyword-only parameters of ``call``, in signature order."""
     parameters = inspect.signature(call).parameters.values()
     return tuple(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)
+
+
+_REFUSED = object()
+_KIND_WORDS = {
+    bool: "true or false",
+    int: "a whole number",
+    float: "a finite number",
+    str: "text",
+    Path: "a path",
+    type(None): "empty",
+}
+
+
+def _option_types(call: Callable[..., Any]) -> dict[str, tuple[type, ...]]:
+    """Each keyword-only option's annotated types (a union's members), where plain.
+
+    Options annotated with anything but ``bool``, ``int``, ``float``, ``str``, ``Path``
+    and None (or with nothing) are left out: their call checks them.
+    """
+    try:
+        hints = typing.get_type_hints(call)
+    except (NameError, TypeError):
+        return {}
+    plain = set(_KIND_WORDS)
+    out = {}
+    for name in call_options(call):
+        hint = hints.get(name)
+        members = typing.get_args(hint) if typing.get_origin(hint) in _UNIONS else (hint,)
+        if members and all(m in plain for m in members):
+            out[name] = tuple(members)
+    return out
+
+
+_UNIONS = (typing.Union, types.UnionType)
+
+
+def _as_kind(value: Any, kinds: tuple[type, ...]) -> Any:
+    """``value`` as one of ``kinds`` (see :meth:`FormatRegistry.check_values`).
+
+    Only YAML's scalars are checked; any other object (a ``Path``, a mapping given
+    through the Python API) passes to the call, which checks it.
+    """
+    if not isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, bool):
+        return value if bool in kinds else str(value).lower() if str in kinds else _REFUSED
+    if isinstance(value, int) and (int in kinds or float in kinds):
+        return value
+    if isinstance(value, float) and float in kinds:
+        return value if math.isfinite(value) else _REFUSED
+    if isinstance(value, str) and (str in kinds or Path in kinds):
+        return value
+    if isinstance(value, int | float) and str in kinds:
+        return str(value)
+    return _REFUSED
 
 
 def path_suffixes(path: str | Path) -> set[str]:
@@ -226,6 +284,38 @@ class FormatRegistry:
                 quoted=", ".join(map(repr, unknown)),
                 valid=", ".join(self.valid_options(fmt)) or "none",
             )
+
+    def check_values(
+        self, fmt: Format, options: Mapping[str, Any], where: str | Path | None = None
+    ) -> dict[str, Any]:
+        """``options`` of ``fmt``'s own with values of the types its call declares.
+
+        Values come parsed as YAML scalars (``-O name=value``): a ``bool`` option takes
+        only true or false, an ``int`` one only a whole number, a ``float`` one a finite
+        number; a number given where the call takes text becomes that text (a name
+        ``0``). Options the call does not annotate, the shared ones and values that are
+        not YAML scalars pass unchanged.
+
+        Raises
+        ------
+        Exception
+            The kind's error naming the option, its value and what it takes.
+        """
+        hints = _option_types(fmt.call)
+        out = dict(options)
+        for name, value in options.items():
+            kinds = hints.get(name)
+            if kinds is None or value is None and type(None) in kinds:
+                continue
+            checked = _as_kind(value, kinds)
+            if checked is _REFUSED:
+                takes = " or ".join(_KIND_WORDS.get(k, k.__name__) for k in kinds)
+                raise self.error(
+                    None if where is None else str(where),
+                    f"option {name!r}: {value!r} is not {takes}",
+                )
+            out[name] = checked
+        return out
 
     def detect(self, path: str | Path) -> tuple[Format | None, list[Format]]:
         """The format of ``path`` by suffix, then content; and the formats claiming its suffix.

@@ -107,9 +107,17 @@ def valid_options(module: ModuleType) -> tuple[str, ...]:
     return REGISTRY.valid_options(_format(module))
 
 
-def check_options(path: str | Path, module: ModuleType, options: Mapping[str, Any]) -> None:
-    """Raise if ``options`` holds a name the reader does not take, listing the valid ones."""
-    REGISTRY.check_options(_format(module), options, path)
+def check_options(
+    path: str | Path, module: ModuleType, options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``options`` checked: names the reader takes, values of the types its ``read`` declares.
+
+    Raises the tracks error naming the first unknown option (listing the valid ones) or
+    the first value of the wrong type (:meth:`.FormatRegistry.check_values`).
+    """
+    fmt = _format(module)
+    REGISTRY.check_options(fmt, options, path)
+    return REGISTRY.check_values(fmt, options, path)
 
 
 def describe_formats() -> str:
@@ -203,8 +211,8 @@ def check_shared_options(source: str, shared: Mapping[str, Any]) -> dict[str, An
     """Check the options every reader shares before the file is read.
 
     ``unit`` must be a unit name kinefit knows (or an alias), ``up_axis`` one of
-    ``x, y, z, -x, -y, -z``, ``session`` a safe session name; the keypoint map is checked
-    against the file's keypoints after reading.
+    ``x, y, z, -x, -y, -z``, ``session`` a safe session name, ``keypoint_map`` a file or
+    a mapping (checked against the file's keypoints after reading).
 
     Returns
     -------
@@ -223,6 +231,12 @@ def check_shared_options(source: str, shared: Mapping[str, Any]) -> dict[str, An
     if up_axis is not None and up_axis not in UP_AXES:
         raise TracksError(
             f"{source}: option 'up_axis': {up_axis!r} is not one of {', '.join(UP_AXES)}"
+        )
+    kmap = out.get("keypoint_map")
+    if kmap is not None and not isinstance(kmap, str | Path | Mapping):
+        raise TracksError(
+            f"{source}: option 'keypoint_map': {kmap!r} is not a keypoint map; give a YAML "
+            f"file of 'track name: plan name' lines"
         )
     if out.get("session") is not None:
         try:
@@ -338,7 +352,7 @@ def read_tracks(
     except TracksError as exc:
         _raise_if_damaged(path, exc)
         raise
-    check_options(path, module, options)
+    options = check_options(path, module, options)
     shared = check_shared_options(
         str(path), {k: options.pop(k) for k in SHARED_OPTIONS if k in options}
     )

@@ -33,6 +33,7 @@ H5 = REAL / "dlc" / "CollectedData_Pranav.h5"
 NWB_TWO = REAL / "nwb" / "0.3.0_poseestimation_two_cameras.nwb"
 NWB_MIXED = REAL / "nwb" / "0.1.1_poseestimation_nodes_edges.nwb"
 TRC = REAL / "unclaimed" / "markers.trc"
+C3D = REAL / "c3d" / "Sample_Static.c3d"
 CALIB = SHARED / "data" / "pose2sim" / "Calib.toml"
 SKELETONS = SHARED / "data" / "kimodo" / "skeletons.json"
 URDF = SHARED / "data" / "models" / "urdf" / "double_pendulum_continuous.urdf"
@@ -258,6 +259,16 @@ def _cases(i: Inputs) -> list[tuple[str, list[str], str]]:
         ),
         ("truncated HDF5", ["ingest", str(i.truncated[0]), "-o", o], "HDF5"),
         (
+            "-O a number as the keypoint map",
+            [*ingest, "-O", "keypoint_map=-1"],
+            "option 'keypoint_map': -1 is not a keypoint map",
+        ),
+        (
+            "-O a flag that is not true or false",
+            ["ingest", str(C3D), "-o", o, "-O", "include_model_outputs=nosuch"],
+            "'nosuch' is not true or false",
+        ),
+        (
             "--scheduler no port",
             ["fit", str(i.walk), "-o", o, "-b", "mannequin", "--scheduler", "nosuch"],
             "not a scheduler address",
@@ -305,3 +316,27 @@ def test_mixed_dimension_nwb_is_read_whole_and_said(inputs):
     result = runner.invoke(app, ["ingest", str(NWB_MIXED), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "mixed 2D and 3D" in result.output and "front_right_paw" in result.output
+
+
+#: One real file of each reader with options of its own (and the shared keypoint map).
+READER_FILES = {
+    "nwb": REAL / "nwb" / "0.3.0_poseestimation_two_cameras.nwb",
+    "bvh": REAL / "bvh" / "test_freebvh.bvh",
+    "anipose": REAL / "anipose" / "mouse_paw.csv",
+    "c3d": C3D,
+    "slp": REAL / "unclaimed" / "minimal_instance.slp",
+}
+
+
+@pytest.mark.parametrize("reader", sorted(READER_FILES))
+def test_every_readers_own_options_take_malformed_values_in_one_line(inputs, reader):
+    """Each reader's own ``-O`` options, and the keypoint map, given text, numbers and
+    values out of range: exit 0 or one error line, never an internal error."""
+    from pipeline.tracks.reader_registry import pick_reader, reader_options
+
+    path = READER_FILES[reader]
+    names = [*reader_options(pick_reader(path)), "keypoint_map"]
+    out = str(inputs.tmp / f"opt-{reader}.zarr")
+    for name in names:
+        for value in ("nosuch", "-1", "1e999", "0"):
+            check(["ingest", str(path), "-o", out, "--overwrite", "-O", f"{name}={value}"])

@@ -193,3 +193,37 @@ def test_the_registry_picks_by_suffix_then_content(tmp_path):
     )
     with pytest.raises(ValueError, match=r"the beta toy format has no option\(s\) \['hidden'\]"):
         trusting.check_options(beta, {"hidden": 1})  # hidden: filled by the kind, not users
+
+
+def _typed_format():
+    def read(
+        path: str,
+        *,
+        flag: bool = False,
+        count: int = 1,
+        rate: float | None = None,
+        name: str | None = None,
+        pick: int | str | None = None,
+    ) -> None:
+        return None
+
+    return SimpleNamespace(name="typed", call=read)
+
+
+def test_option_values_are_checked_against_the_calls_annotations():
+    reg = FormatRegistry("tracks", (), call="read", error=lambda where, why: TracksError(why))
+    fmt = _typed_format()
+    ok = reg.check_values(fmt, {"flag": True, "count": 3, "rate": 2, "name": 0, "pick": 5})
+    assert ok == {"flag": True, "count": 3, "rate": 2, "name": "0", "pick": 5}
+    assert reg.check_values(fmt, {"rate": None, "name": None}) == {"rate": None, "name": None}
+    refused = [
+        ({"flag": "nosuch"}, "option 'flag': 'nosuch' is not true or false"),
+        ({"flag": 1}, "option 'flag': 1 is not true or false"),
+        ({"count": "abc"}, "option 'count': 'abc' is not a whole number"),
+        ({"count": 1.5}, "is not a whole number"),
+        ({"rate": float("inf")}, "option 'rate': inf is not a finite number or empty"),
+        ({"rate": "x"}, "is not a finite number or empty"),
+    ]
+    for options, message in refused:
+        with pytest.raises(TracksError, match=message.replace("(", r"\(")):
+            reg.check_values(fmt, options)
