@@ -19,7 +19,15 @@ import xarray as xr
 
 from pipeline.errors import TracksError
 
-__all__ = ["CONFIDENT", "WARN_BELOW", "ObservationWarning", "Observed", "observed", "warn_if_empty"]
+__all__ = [
+    "CONFIDENT",
+    "WARN_BELOW",
+    "ObservationWarning",
+    "Observed",
+    "confidence_level",
+    "observed",
+    "warn_if_empty",
+]
 
 #: Below this confidence a keypoint is not counted as confident, whatever ``min_confidence``.
 CONFIDENT = 0.05
@@ -51,10 +59,18 @@ class Observed:
     level: float
 
 
+def confidence_level(min_confidence: float) -> float:
+    """The confidence an observation needs to count: ``min_confidence``, at least 0.05."""
+    return max(float(min_confidence), CONFIDENT)
+
+
 def observed(
     ds: xr.Dataset, keypoints: Sequence[int], min_confidence: float, source: str = "tracks"
 ) -> Observed:
     """The fractions of :class:`Observed` for the mapped ``keypoints`` (store indices).
+
+    A pass over the data of its own: a 3D or single-view fit counts them in the input
+    scan instead (:func:`pipeline.provenance.fingerprint.scan_input` with a ``level``).
 
     Raises
     ------
@@ -62,7 +78,7 @@ def observed(
         A chunk of ``position`` or ``confidence`` cannot be read (``source`` names the
         store in the message).
     """
-    level = max(float(min_confidence), CONFIDENT)
+    level = confidence_level(min_confidence)
     index = list(keypoints)
     if not index or ds.sizes.get("time", 0) == 0:
         return Observed(0.0, 0.0, level)

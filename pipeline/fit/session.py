@@ -38,7 +38,7 @@ import numpy as np
 from pipeline.bodyplan import BodyPlan, body_plan_sha256, load_body_plan
 from pipeline.errors import ConfigError, FitError, flag
 from pipeline.fit.chunk import ChunkTask, fit_chunk
-from pipeline.fit.observed import observed, warn_if_empty
+from pipeline.fit.observed import Observed, confidence_level, observed, warn_if_empty
 from pipeline.fit.run import FitReport, SessionJob, current_fit, fit_stores
 from pipeline.fit.view_setup import scan_views, view_setup, with_estimated_scale
 from pipeline.fit.world_frame import WorldFrame, plan_up_axis, resolve_world_frame, rotate_cameras
@@ -240,9 +240,6 @@ def fit_session(
         chunk_frames=chunk_frames,
         overlap_frames=overlap_frames,
     )
-    mapped_keypoints = [k for k in mapping.joint_keypoint if k >= 0]
-    seen = observed(ds, mapped_keypoints, config.min_confidence, str(tracks_path))
-    warn_if_empty(seen, tracks_path, config.min_confidence)
     if config.temporal == "smooth":  # the smoother reads this far on both sides of a chunk
         fps = check_fps(ds.attrs.get("fps"))
         overlap_frames = max(overlap_frames, temporal_overlap(config.temporal_noise, fps))
@@ -305,11 +302,15 @@ def fit_session(
         views = with_estimated_scale(views, ds, plan, mapping, config)
     mapped = [k for k in mapping.joint_keypoint if k >= 0]
     joints = [j for j, k in enumerate(mapping.joint_keypoint) if k >= 0]
+    level = confidence_level(config.min_confidence)
     if views is not None and views.kind == "cameras":
+        seen = observed(ds, mapped, config.min_confidence, tracks_path)
+        warn_if_empty(seen, tracks_path, config.min_confidence)
         digest = scan_views(tracks_path, ds, mapped, views, client)
     else:
         reference = reference_points(plan, joints) if check_units and views is None else None
-        scan = fp.scan_input(tracks_path, ds, mapped, client, reference)
+        scan = fp.scan_input(tracks_path, ds, mapped, client, reference, level)
+        warn_if_empty(Observed(*scan.seen, level), tracks_path, config.min_confidence)
         check_scale(scan.scale, plan, source=tracks_path, unit=ds.attrs.get("unit"))
         digest = scan.digest if views is None else json_sha256([scan.digest, views.recipe()])
     out.parent.mkdir(parents=True, exist_ok=True)

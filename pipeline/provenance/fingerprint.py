@@ -48,10 +48,15 @@ class InputScan(NamedTuple):
         Median over frames and individuals of the observed keypoints' extent divided by
         the extent of the same keypoints in the reference pose; NaN without a reference
         or when no frame observes two keypoints.
+    seen : (float, float), optional
+        With a confidence ``level``: the share of the keypoints' observations that are
+        finite and at least that confident (NaN confidence counts), and the share of
+        frame-individuals with any such observation.
     """
 
     digest: str
     scale: float
+    seen: tuple[float, float] | None = None
 
 
 def kinefit_version() -> str:
@@ -75,12 +80,16 @@ class BlockDigest(NamedTuple):
         extent (largest coordinate range) of the observed reference keypoints divided by
         the extent of their reference points; NaN where no sampled frame observes two of
         them; None without a reference.
+    confident : ndarray, shape (2,), optional
+        With a confidence ``level``: the keypoints' confident observations, and the
+        frame-individuals with any (see :attr:`InputScan.seen`).
     """
 
     start: int
     digest: str
     observed: np.ndarray
     scale: np.ndarray | None = None
+    confident: np.ndarray | None = None
 
 
 def _refuse_infinite(values: np.ndarray, name: str, dims, ds, start: int, where: str) -> None:
@@ -130,6 +139,7 @@ def block_digest(
     stop: int,
     keypoints: Sequence[int] | None = None,
     reference: np.ndarray | None = None,
+    level: float | None = None,
 ) -> BlockDigest:
     """Hash and check frames ``[start, stop)`` of a tracks store (runs on a worker).
 
@@ -143,6 +153,9 @@ def block_digest(
         Keypoints whose size to compare with ``reference`` (those that map to joints).
     reference : ndarray, shape (len(keypoints), 3), optional
         Where those keypoints sit in a reference pose (the body plan's neutral pose).
+    level : float, optional
+        Count the keypoints' observations at least this confident
+        (:attr:`BlockDigest.confident`).
 
     Returns
     -------
@@ -174,7 +187,13 @@ def block_digest(
         # a unit check needs the median's order of magnitude, not every frame's ratio
         step = max(1, position.shape[0] // SCALE_FRAMES)
         scale = _scale(position[::step], keypoints, reference)
-    return BlockDigest(start, digest.hexdigest(), observed, scale)
+    confident = None
+    if keypoints is not None and level is not None:
+        index = list(keypoints)
+        conf = confidence[:, index, :]
+        ok = np.isfinite(position[:, :, index, :]).all(axis=1) & ((conf >= level) | np.isnan(conf))
+        confident = np.array([ok.sum(), ok.any(axis=1).sum()], dtype=np.int64)
+    return BlockDigest(start, digest.hexdigest(), observed, scale, confident)
 
 
 def store_signature(path: str | Path) -> str:
@@ -275,8 +294,12 @@ def scan_input(
     keypoints: Sequence[int],
     client: Any = None,
     reference: np.ndarray | None = None,
+    level: float | None = None,
 ) -> InputScan:
     """Hash and check a tracks store, its blocks read on the workers.
+
+    The one pass over the data before a fit: it also measures the scale (with a
+    ``reference``) and how much of the session is confidently observed (with a ``level``).
 
     Parameters
     ----------
@@ -291,6 +314,8 @@ def scan_input(
     reference : ndarray, shape (len(keypoints), 3), optional
         The joints those keypoints observe, in the body plan's neutral pose: gives
         :attr:`InputScan.scale`.
+    level : float, optional
+        Confidence an observation needs to count in :attr:`InputScan.seen`.
 
     Returns
     -------
@@ -304,7 +329,7 @@ def scan_input(
     """
     keypoints = list(keypoints)
     ranges = block_ranges(ds.sizes["time"])
-    args = [(str(tracks_path), a, b, keypoints, reference) for a, b in ranges]
+    args = [(str(tracks_path), a, b, keypoints, reference, level) for a, b in ranges]
     blocks, failures = run_tasks(block_digest, args, client)
     if failures:
         raise min(failures, key=lambda f: f[0][1])[1]
@@ -319,4 +344,12 @@ def scan_input(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # no frame with two keypoints
             scale = float(np.nanmedian(np.concatenate([b.scale for b in blocks])))
-    return InputScan(combine_digests(ds, blocks), scale)
+    seen = None
+    if level is not None:
+        counts = np.sum([b.confident for b in blocks], axis=0)
+        frame_individuals = ds.sizes["time"] * ds.sizes["individual"]
+        seen = (
+            float(counts[0]) / (frame_individuals * len(keypoints)),
+            float(counts[1]) / frame_individuals,
+        )
+    return InputScan(combine_digests(ds, blocks), scale, seen)

@@ -48,3 +48,29 @@ def test_mouse_single_has_fewer_than_5_percent_confident():
     assert seen.keypoints < 0.05
     with pytest.warns(ObservationWarning, match="no frame has any"):
         warn_if_empty(seen, "mouse_single", 0.0)
+
+
+@pytest.mark.parametrize("min_confidence", [0.0, 0.5, 0.95])
+def test_the_input_scan_counts_what_observed_counts(tmp_path, min_confidence):
+    """The fit counts the observations in its one pass over the data (the input scan);
+    it must give the fractions of :func:`observed` on the same store."""
+    from pipeline.fit.observed import confidence_level
+    from pipeline.provenance.fingerprint import scan_input
+    from pipeline.store import open_tracks, write_tracks
+
+    rng = np.random.default_rng(0)
+    t, k, i = 700, 4, 2
+    pos = rng.normal(size=(t, 3, k, i)).astype(np.float32)
+    pos[:, 0][rng.random((t, k, i)) < 0.2] = np.nan  # a coordinate missing: unseen
+    conf = rng.uniform(0, 1, (t, k, i)).astype(np.float32)
+    conf[rng.random((t, k, i)) < 0.1] = np.nan  # no score
+    conf[:50] = 0.0  # frames with nothing confident
+    ds = make_tracks_dataset(pos, conf, keypoints=list("abcd"), fps=30.0, source_software="t")
+    store = tmp_path / "t.zarr"
+    write_tracks(ds, store, chunk_frames=128)
+    lazy = open_tracks(store)
+    want = observed(lazy, [0, 2, 3], min_confidence)
+    level = confidence_level(min_confidence)
+    got = scan_input(store, lazy, [0, 2, 3], None, None, level).seen
+    assert got == pytest.approx((want.keypoints, want.frames), rel=1e-12)
+    assert 0.0 < want.keypoints < 1.0 and 0.0 < want.frames < 1.0
