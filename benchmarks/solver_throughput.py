@@ -84,7 +84,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--json", type=Path, default=None, help="also write the figures here")
     p.add_argument(
-        "--unit", default=None, help="length unit for the labels (default: the plan's, else mm)"
+        "--unit",
+        default=None,
+        help="length unit for the labels (default: the plan's; mm for QuickIK's fly; m for G1)",
     )
     args = p.parse_args(argv)
     if args.seconds <= 0 or args.repeats < 1 or args.chunk_frames < 1:
@@ -318,7 +320,9 @@ def main(argv: list[str] | None = None) -> None:
     args.load_before = os.getloadavg()[0]
     settings = GaussNewtonSettings()
     plan = load_body_plan(args.body_plan)
-    args.unit = args.unit or plan.unit or "mm"
+    # QuickIK's fly is in mm; another plan that records no unit is labelled as such
+    default = "mm" if args.body_plan.resolve() == DEFAULT_BODY_PLAN.resolve() else "plan units"
+    args.unit = args.unit or plan.unit or default
     fx = load_fixtures(args.fixtures, plan.joint_names)
     peer = PinGaussNewton(plan, **settings.kwargs())
     kin = _kinefit(plan, settings, np.dtype(args.dtype))
