@@ -72,7 +72,7 @@ def fit_summary(report: Any, wall: float) -> Table:
     """
     import numpy as np
 
-    from pipeline.solve.rules import STOP_REASONS
+    from pipeline.solve.rules import STOP_REASONS, observed_only
     from pipeline.store.attrs import residual_unit
     from pipeline.store.fit import open_fit
 
@@ -80,15 +80,13 @@ def fit_summary(report: Any, wall: float) -> Table:
     rms = fit["rms_error"].values  # in the store's residual_unit, as every reader sees it
     observation = fit.attrs.get("observation") or {}
     seam = fit["seam_disagreement"].values
-    if "stop_reason" in fit:
-        codes = fit["stop_reason"].values
+    codes = fit["stop_reason"].values if "stop_reason" in fit else None
+    if codes is not None:
         counts = np.bincount(codes[codes >= 0].ravel(), minlength=len(STOP_REASONS))
         stops = dict(zip(STOP_REASONS, counts, strict=False))
-        empty = codes == STOP_REASONS.index("no_observations")
     else:  # an older store
         stops = {"max_iterations": int((~fit["converged"].values).sum())}
-        empty = np.zeros(rms.shape, dtype=bool)
-    seen = np.where(empty, np.nan, rms)
+    seen = observed_only(rms, codes)
     unit = residual_unit(fit.attrs)
     table = Table(title=f"fit {report.out}", show_header=False, box=None)
     fitted = len(report.chunks_fitted)

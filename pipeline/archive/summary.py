@@ -16,7 +16,7 @@ import numpy as np
 import zarr
 
 from pipeline.fit import FitReport
-from pipeline.solve.rules import STOP_MEANINGS, STOP_REASONS
+from pipeline.solve.rules import STOP_MEANINGS, STOP_REASONS, observed_only
 from pipeline.store.attrs import residual_unit, store_attrs
 
 __all__ = ["ArchiveSummary", "SessionOutcome", "fit_outcome", "session_rms", "stop_reason_counts"]
@@ -80,10 +80,8 @@ def session_rms(fit: str | Path) -> float | None:
     coordinate first, most of the cost for a skipped session.
     """
     group = zarr.open_group(str(fit), mode="r")
-    rms = np.asarray(group["rms_error"][...], dtype=np.float64)
-    if "stop_reason" in group.array_keys():  # no RMS over frames with nothing observed
-        empty = np.asarray(group["stop_reason"][...]) == STOP_REASONS.index("no_observations")
-        rms = np.where(empty, np.nan, rms)
+    codes = group["stop_reason"][...] if "stop_reason" in group.array_keys() else None
+    rms = observed_only(group["rms_error"][...], codes)  # no RMS over nothing observed
     finite = rms[np.isfinite(rms)]
     return float(np.median(finite)) if finite.size else None
 

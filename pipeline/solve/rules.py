@@ -90,6 +90,7 @@ __all__ = [
     "initial_damping",
     "lane_rules",
     "next_damping",
+    "observed_only",
     "stop_reason",
 ]
 
@@ -139,6 +140,25 @@ STOP_MEANINGS: dict[str, str] = {
     "no_observations": "no keypoint observed: the pose is the prior (neutral) or the "
     "previous frame's, not a fit",
 }
+
+
+def observed_only(values: np.ndarray, stop_reason: np.ndarray | None) -> np.ndarray:
+    """``values`` as float with NaN where ``stop_reason`` is ``no_observations``.
+
+    A frame with no observed keypoint has an RMS (and a largest error) of nothing, stored
+    as 0; summaries take their medians over the frames that were fitted.
+
+    Parameters
+    ----------
+    values : (T, ...) array
+        Per frame(-individual) values, e.g. ``rms_error``.
+    stop_reason : array of the same shape, or None
+        The codes (:data:`STOP_REASONS`); None (an older store) keeps every value.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if stop_reason is None:
+        return values
+    return np.where(np.asarray(stop_reason) == NO_OBSERVATIONS, np.nan, values)
 
 
 def initial_damping(mode: str, damping: float, lm_initial_damping: float) -> float:

@@ -16,6 +16,7 @@ import pandas as pd
 import xarray as xr
 
 from pipeline.inspect.data.checks import as_dataset, attr_dict, body_plan_of
+from pipeline.solve.rules import observed_only
 from pipeline.store.attrs import residual_unit
 
 __all__ = [
@@ -53,6 +54,12 @@ def _nan_stat(func, values: np.ndarray) -> float:
         return float(func(values)) if values.size else float("nan")
 
 
+def _observed_rms(fit: xr.Dataset) -> np.ndarray:
+    """``rms_error``, NaN at frames with no observed keypoint (an RMS of nothing)."""
+    codes = fit["stop_reason"].values if "stop_reason" in fit else None
+    return observed_only(fit["rms_error"].values, codes)
+
+
 def session_summary(fit: xr.Dataset) -> dict[str, Any]:
     """Summarize one fit (all individuals together).
 
@@ -66,14 +73,15 @@ def session_summary(fit: xr.Dataset) -> dict[str, Any]:
     -------
     dict
         Keys :data:`SUMMARY_COLUMNS`: ``frames``; ``individuals``; ``median_rms`` and
-        ``worst_rms`` (length units; over frames and individuals, NaN-skipping) with the
+        ``worst_rms`` (length units; over frames and individuals with an observed
+        keypoint, NaN-skipping) with the
         ``worst_time`` and ``worst_individual`` of the worst; ``non_converged_fraction``
         of frame-individuals; ``limit_active_fraction`` of (frame, individual, DOF)
         entries sitting at a limit; ``max_seam_disagreement`` (rad or length units, NaN
         with a single chunk); ``unit``.
     """
     fit = as_dataset(fit, _PER_FRAME, "session_summary")
-    rms = np.asarray(fit["rms_error"].transpose("time", "individual").values, dtype=float)
+    rms = _observed_rms(fit.transpose("time", "individual", ...))
     worst = np.nan
     worst_time, worst_ind = np.nan, None
     if np.isfinite(rms).any():
@@ -132,7 +140,7 @@ def individual_summary(fit: xr.Dataset) -> pd.DataFrame:
     rows = {}
     for name in fit["individual"].values:
         one = fit.sel(individual=name)
-        rms = np.asarray(one["rms_error"].values, dtype=float)
+        rms = _observed_rms(one)
         finite = np.isfinite(rms).any()
         iterations = np.asarray(one["iterations"].values, dtype=float)
         rows[str(name)] = {

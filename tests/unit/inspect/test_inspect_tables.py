@@ -98,3 +98,20 @@ def test_provenance_of_a_real_fit(walk):
 def test_tables_reject_a_dataset_missing_what_they_need(func, drop, named):
     with pytest.raises(InspectError, match=f"{func.__name__} needs .*missing variable.*{named}"):
         func(handmade_fit(RMS).drop_vars(drop))
+
+
+def test_frames_with_nothing_observed_are_not_an_rms_of_zero():
+    """A no_observations frame stores RMS 0 (of nothing): the medians leave it out."""
+    rms = np.array([[1.0, 2.0], [0.0, 0.0], [0.0, 4.0], [3.0, 0.0], [5.0, 6.0]])
+    fit = handmade_fit(rms)
+    codes = np.zeros(rms.shape, np.int8)
+    codes[1, :], codes[3, 1] = 3, 3  # frame 1 empty for both; frame 3 for i1
+    fit["stop_reason"] = (("time", "individual"), codes)
+    seen = [1.0, 2.0, 0.0, 4.0, 3.0, 5.0, 6.0]  # frame 2 of i0 is a real zero
+    assert session_summary(fit)["median_rms"] == pytest.approx(np.median(seen))
+    per = individual_summary(fit)
+    assert per.loc["i0", "median_rms"] == pytest.approx(np.median([1.0, 0.0, 3.0, 5.0]))
+    assert per.loc["i1", "median_rms"] == pytest.approx(np.median([2.0, 4.0, 6.0]))
+    # without stop reasons (an older store) every stored value counts
+    del fit["stop_reason"]
+    assert session_summary(fit)["median_rms"] == pytest.approx(np.median(rms))
