@@ -25,7 +25,7 @@ from tests.fixtures.reliability_helpers import KINEFIT, done_count, start, stop,
 
 @pytest.mark.parametrize("when", [0, 3], ids=["while-creating-the-store", "after-3-chunks"])
 def test_killed_run_resumes(fly, fly_plan_path, long_fault_session, solver, tmp_path, when):
-    # 48 chunks: on an idle machine one process fits 12 before a poll sees three done
+    # LONG_FAULT_CHUNKS: the run must still be fitting when a poll sees three chunks done
     tracks, reference = long_fault_session
     out = tmp_path / "fit.zarr"
     partial = partial_path(out)
