@@ -82,7 +82,7 @@ def read_calibration(
     """
     path = Path(path)
     fmt = REGISTRY.pick(path, format)
-    REGISTRY.check_options(fmt, options, path)
+    options = REGISTRY.check_options(fmt, options, path)
     return fmt.call(path, unit=unit, **options)
 
 

@@ -260,7 +260,7 @@ def export(
         A file exists and neither ``overwrite`` nor a current fingerprint allows it.
     """
     spec = get_exporter(name, automatic=False)
-    REGISTRY.check_options(spec.format, options)
+    options = REGISTRY.check_options(spec.format, options)
     target = Path(out) if out is not None else default_output(fit, name)
     suffixes = spec.format.suffixes
     if target.is_dir() or target.suffix.lower() not in suffixes:

@@ -271,8 +271,12 @@ class FormatRegistry:
 
     def check_options(
         self, fmt: Format, options: Mapping[str, Any], where: str | Path | None = None
-    ) -> None:
-        """Raise the kind's error if ``options`` holds a name ``fmt`` does not take."""
+    ) -> dict[str, Any]:
+        """``options`` checked before any work: names ``fmt`` takes, values of their types.
+
+        Returns the options as :meth:`check_values` gives them; raises the kind's error
+        naming the first unknown option (listing the valid ones) or wrong value.
+        """
         unknown = sorted(set(options) - set(self.valid_options(fmt)))
         if unknown:
             raise self.fail(
@@ -284,6 +288,7 @@ class FormatRegistry:
                 quoted=", ".join(map(repr, unknown)),
                 valid=", ".join(self.valid_options(fmt)) or "none",
             )
+        return self.check_values(fmt, options, where)
 
     def check_values(
         self, fmt: Format, options: Mapping[str, Any], where: str | Path | None = None

@@ -115,9 +115,7 @@ def check_options(
     Raises the tracks error naming the first unknown option (listing the valid ones) or
     the first value of the wrong type (:meth:`.FormatRegistry.check_values`).
     """
-    fmt = _format(module)
-    REGISTRY.check_options(fmt, options, path)
-    return REGISTRY.check_values(fmt, options, path)
+    return REGISTRY.check_options(_format(module), options, path)
 
 
 def describe_formats() -> str:

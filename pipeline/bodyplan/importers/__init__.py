@@ -115,5 +115,5 @@ def import_body_plan(
     """
     path = Path(os.fspath(path))
     fmt = REGISTRY.get(format or guess_format(path), path)
-    REGISTRY.check_options(fmt, options, path)
+    options = REGISTRY.check_options(fmt, options, path)
     return fmt.call(path, **options)

@@ -20,6 +20,7 @@ from pipeline.export.exporter_registry import REGISTRY as EXPORTS
 from pipeline.formats.contract import FormatRegistry, Wording
 from pipeline.tracks import read_tracks
 from pipeline.tracks.reader_registry import REGISTRY as TRACKS
+from tests.fixtures.shared_data import SHARED
 
 #: kind -> (registry, the call's leading positional parameters)
 KINDS = {
@@ -227,3 +228,11 @@ def test_option_values_are_checked_against_the_calls_annotations():
     for options, message in refused:
         with pytest.raises(TracksError, match=message.replace("(", r"\(")):
             reg.check_values(fmt, options)
+
+
+def test_every_kind_checks_its_option_values():
+    """The registry's check is every kind's: an importer's flag takes true or false."""
+    urdf = SHARED / "data" / "models" / "urdf" / "double_pendulum_continuous.urdf"
+    with pytest.raises(BodyPlanError, match="option 'fixed_base': 'nosuch' is not true or false"):
+        import_body_plan(urdf, fixed_base="nosuch")
+    assert import_body_plan(urdf, fixed_base=True).n_dofs >= 1
