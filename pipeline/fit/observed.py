@@ -60,7 +60,7 @@ class Observed:
 
 
 def confidence_level(min_confidence: float) -> float:
-    """The confidence an observation needs to count: ``min_confidence``, at least 0.05."""
+    """The confidence an observation needs to count: ``min_confidence``, at least CONFIDENT."""
     return max(float(min_confidence), CONFIDENT)
 
 

@@ -302,13 +302,13 @@ def fit_session(
         views = with_estimated_scale(views, ds, plan, mapping, config)
     mapped = [k for k in mapping.joint_keypoint if k >= 0]
     joints = [j for j, k in enumerate(mapping.joint_keypoint) if k >= 0]
-    level = confidence_level(config.min_confidence)
     if views is not None and views.kind == "cameras":
         seen = observed(ds, mapped, config.min_confidence, tracks_path)
         warn_if_empty(seen, tracks_path, config.min_confidence)
         digest = scan_views(tracks_path, ds, mapped, views, client)
     else:
         reference = reference_points(plan, joints) if check_units and views is None else None
+        level = confidence_level(config.min_confidence)
         scan = fp.scan_input(tracks_path, ds, mapped, client, reference, level)
         warn_if_empty(Observed(*scan.seen, level), tracks_path, config.min_confidence)
         check_scale(scan.scale, plan, source=tracks_path, unit=ds.attrs.get("unit"))

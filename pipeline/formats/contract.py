@@ -56,6 +56,9 @@ _KIND_WORDS = {
 }
 
 
+_UNIONS = (typing.Union, types.UnionType)
+
+
 def _option_types(call: Callable[..., Any]) -> dict[str, tuple[type, ...]]:
     """Each keyword-only option's annotated types (a union's members), where plain.
 
@@ -74,9 +77,6 @@ def _option_types(call: Callable[..., Any]) -> dict[str, tuple[type, ...]]:
         if members and all(m in plain for m in members):
             out[name] = tuple(members)
     return out
-
-
-_UNIONS = (typing.Union, types.UnionType)
 
 
 def _as_kind(value: Any, kinds: tuple[type, ...]) -> Any:
