@@ -39,11 +39,17 @@ class NoAliasCompiler(Compiler):
     overlap, and vectorizes a loop over the lanes only behind run-time overlap checks, or
     not at all when a loop touches many arrays. The lane kernel's arrays never overlap:
     each is allocated on its own (:func:`.lane_bundles.lane_workspace`).
+
+    It also turns off numba's reference counting (``flags.nrt``): the lane kernel
+    allocates nothing, and the counts of the bundles' arrays, taken at every inlined
+    call and attribute read, were a quarter of its time. Arrays stay alive through the
+    Python caller that passed them.
     """
 
     def __init__(self, typingctx, targetctx, library, args, return_type, flags, locals):
         flags = flags.copy()
         flags.noalias = True
+        flags.nrt = False
         super().__init__(typingctx, targetctx, library, args, return_type, flags, locals)
 
 

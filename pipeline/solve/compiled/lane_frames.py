@@ -184,9 +184,11 @@ def solve_lanes_kernel(
     starts : (S + 1,) int64
         :func:`sequence_starts` of ``inp.cold``.
     """
-    prior = cfg.neutral_weight * tb.prior_scale
     tw = inp.task_weight
-    prior_tasks = prior + tw
+    prior, prior_tasks = lw.prior[0], lw.prior[1]  # filled here: the kernel allocates nothing
+    for k in range(prior.shape[0]):
+        prior[k] = cfg.neutral_weight * tb.prior_scale[k]
+        prior_tasks[k] = prior[k] + tw[k]
     nw, loss, scale, gn = cfg.neutral_weight, cfg.loss, cfg.loss_scale, cfg.gn
     lane, ok = lw.lane, lw.ok
     # every array out of its bundle once (a read inside the loop costs a refcount update)
