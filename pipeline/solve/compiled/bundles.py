@@ -130,6 +130,7 @@ class Workspace(NamedTuple):
     local_of: np.ndarray  # (1,) int64 ... of this start pose (-1: none yet)
     origin: np.ndarray  # (3,) zeros
     eye: np.ndarray  # (3, 3) identity
+    prior: np.ndarray  # (2, N) the neutral prior's diagonal, and it plus the task weights
 
 
 class Outputs(NamedTuple):
@@ -247,6 +248,7 @@ def workspace(tb: Tables) -> Workspace:
         local_of=np.full(1, -1, np.int64),
         origin=np.zeros(3),
         eye=np.eye(3),
+        prior=np.zeros((2, n)),
     )
 
 

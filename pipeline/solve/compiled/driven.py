@@ -25,6 +25,7 @@ import numba as nb
 import numpy as np
 
 from pipeline.kinematics.plan_arrays import HINGE, SLIDE, SWING1
+from pipeline.solve.compiled.compilers import NOREFCOUNT_JIT
 from pipeline.solve.compiled.coupled_tables import (
     CONSTANT,
     FN_COUNT,
@@ -47,7 +48,7 @@ from pipeline.solve.compiled.coupled_tables import (
 )
 from pipeline.solve.compiled.so3 import expmap_and_left_jacobian
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import INLINE, JIT
+from pipeline.solve.rules import INLINE
 
 __all__ = ["evaluate_function", "fk_steps", "local_quats_steps", "screw", "step_value"]
 
@@ -222,7 +223,7 @@ def _cos_sin(own: int, v: float, half: np.ndarray) -> tuple:
     return math.cos(v), math.sin(v)
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def fk_steps(tb, q, half, root_pos, root_rot, need_axes, rot, org, pos, axes, pivots, tmp):
     """:func:`~pipeline.solve.compiled.forward.fk_half` of a coupled plan (module docstring).
 
@@ -327,7 +328,7 @@ def screw(axes: np.ndarray, pivots: np.ndarray, i: int, root_pos: np.ndarray) ->
     )  # fmt: skip
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def local_quats_steps(tb: Tables, q: np.ndarray, out: np.ndarray, half: np.ndarray) -> None:
     """:func:`~pipeline.solve.compiled.pose.local_quats` of a coupled plan (driven hinges too)."""
     step_start, st, sr, dof_axis = tb.step_start, tb.step_int, tb.step_real, tb.dof_axis

@@ -12,10 +12,11 @@ import numba as nb
 import numpy as np
 
 from pipeline.kinematics.plan_arrays import HINGE, SLIDE, SWING1
+from pipeline.solve.compiled.compilers import NOREFCOUNT_JIT
 from pipeline.solve.compiled.driven import fk_steps
 from pipeline.solve.compiled.so3 import axis_angle, expmap_and_left_jacobian
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import CAUCHY, HUBER, INLINE, JIT
+from pipeline.solve.rules import CAUCHY, HUBER, INLINE
 
 __all__ = ["advance_half_angles", "fk", "fk_half", "half_angles", "objective"]
 
@@ -74,7 +75,7 @@ def _mix(r: tuple, al: int, c: float, s: float) -> tuple:
     )  # fmt: skip
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def half_angles(q: np.ndarray, half: np.ndarray) -> None:
     """``half = (cos(q / 2), sin(q / 2))`` ``(2, N)`` of the DOF values ``q`` ``(N,)``."""
     for k in range(q.shape[0]):
@@ -108,7 +109,7 @@ def advance_half_angles(
             half_new[1, k] = math.sin(0.5 * q_new[k])
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def fk(
     tb: Tables,
     q: np.ndarray,

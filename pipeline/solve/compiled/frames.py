@@ -18,6 +18,7 @@ import numba as nb
 import numpy as np
 
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
+from pipeline.solve.compiled.compilers import NOREFCOUNT_JIT
 from pipeline.solve.compiled.forward import advance_half_angles, fk, fk_half, half_angles, objective
 from pipeline.solve.compiled.loop import damp_system, hold_step, start_pose, task_row
 from pipeline.solve.compiled.normal import assemble, solve_tree
@@ -34,7 +35,6 @@ from pipeline.solve.compiled.so3 import quat_to_matrix
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import (
     INLINE,
-    JIT,
     MAX_ITERATIONS,
     NO_OBSERVATIONS,
     accepts,
@@ -104,7 +104,7 @@ def finish_frame(
     out.stop_reason[t] = NO_OBSERVATIONS if stats[2] == 0 else reason
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, out: Outputs):
     """Solve the frames of ``inp`` one after another into ``out``.
 
@@ -125,9 +125,11 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         uncertainty inputs at the solution
         (:func:`~pipeline.solve.compiled.precision.frame_precision`).
     """
-    prior = cfg.neutral_weight * tb.prior_scale
     tw = inp.task_weight
-    prior_tasks = prior + tw  # the uncertainty's prior diagonal
+    prior, prior_tasks = ws.prior[0], ws.prior[1]  # filled here: the kernel allocates nothing
+    for k in range(prior.shape[0]):
+        prior[k] = cfg.neutral_weight * tb.prior_scale[k]
+        prior_tasks[k] = prior[k] + tw[k]  # the uncertainty's prior diagonal
     nw, loss, scale, gn = cfg.neutral_weight, cfg.loss, cfg.loss_scale, cfg.gn
     rot, org, pos, axes, pivots, tmp = ws.rot, ws.org, ws.pos, ws.axes, ws.pivots, ws.tmp
     res, weff, root_rot = ws.res, ws.weff, ws.root_rot

@@ -50,7 +50,6 @@ class LaneWorkspace(NamedTuple):
     sums: np.ndarray  # (2, L) the objective's prior and task sums
     lane: np.ndarray  # (12, L) float64: per-lane scalars (see solve_lanes_kernel)
     ok: np.ndarray  # (6, L) bool: per-lane flags
-    prior: np.ndarray  # (2, N) the neutral prior's diagonal, and it plus the task weights
     rot3: np.ndarray  # (3, 3)
 
 
@@ -97,5 +96,4 @@ def lane_workspace(tb: Tables) -> LaneWorkspace:
         lane=np.zeros((12, L)),
         ok=np.zeros((6, L), np.bool_),
         rot3=np.zeros((3, 3)),
-        prior=np.zeros((2, n)),
     )

@@ -19,44 +19,19 @@ import math
 
 import numba as nb
 import numpy as np
-from numba.core.compiler import Compiler
 
 from pipeline.kinematics.plan_arrays import HINGE, SLIDE, SWING1
+from pipeline.solve.compiled.compilers import NOALIAS_JIT
 from pipeline.solve.compiled.so3 import axis_angle, expmap_and_left_jacobian
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import CAUCHY, HUBER, INLINE, JIT
+from pipeline.solve.rules import CAUCHY, HUBER, INLINE
 
 #: Frames solved side by side: sixteen float64 lanes are four AVX2 (two AVX-512) registers;
 #: the loops over them run a run-time trip count, which LLVM's loop vectorizer takes (a
 #: constant count this short is unrolled to scalar code instead).
 LANES = 16
 
-
-class NoAliasCompiler(Compiler):
-    """numba's compiler with the compiled function's array arguments marked ``noalias``.
-
-    Without it the compiler must assume that any two of the lane loop's arrays may
-    overlap, and vectorizes a loop over the lanes only behind run-time overlap checks, or
-    not at all when a loop touches many arrays. The lane kernel's arrays never overlap:
-    each is allocated on its own (:func:`.lane_bundles.lane_workspace`).
-
-    It also turns off numba's reference counting (``flags.nrt``): the lane kernel
-    allocates nothing, and the counts of the bundles' arrays, taken at every inlined
-    call and attribute read, were a quarter of its time. Arrays stay alive through the
-    Python caller that passed them.
-    """
-
-    def __init__(self, typingctx, targetctx, library, args, return_type, flags, locals):
-        flags = flags.copy()
-        flags.noalias = True
-        flags.nrt = False
-        super().__init__(typingctx, targetctx, library, args, return_type, flags, locals)
-
-
-#: :data:`~pipeline.solve.rules.JIT` for the kernel whose arrays never overlap.
-NOALIAS_JIT = {**JIT, "pipeline_class": NoAliasCompiler}
-
-__all__ = ["LANES", "NOALIAS_JIT", "NoAliasCompiler", "fk_lanes", "objective_lanes"]
+__all__ = ["LANES", "fk_lanes", "objective_lanes"]
 
 
 @nb.njit(**INLINE)

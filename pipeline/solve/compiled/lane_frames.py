@@ -20,9 +20,10 @@ import numba as nb
 import numpy as np
 
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
+from pipeline.solve.compiled.compilers import NOALIAS_JIT
 from pipeline.solve.compiled.frames import finish_frame, start_frame
 from pipeline.solve.compiled.lane_bundles import LaneWorkspace
-from pipeline.solve.compiled.lane_forward import LANES, NOALIAS_JIT, fk_lanes, objective_lanes
+from pipeline.solve.compiled.lane_forward import LANES, fk_lanes, objective_lanes
 from pipeline.solve.compiled.lane_normal import assemble_lanes, damp_lanes, solve_tree_lanes
 from pipeline.solve.compiled.lane_step import advance_half_lanes, apply_step_lanes
 from pipeline.solve.compiled.loop import task_row
@@ -185,7 +186,7 @@ def solve_lanes_kernel(
         :func:`sequence_starts` of ``inp.cold``.
     """
     tw = inp.task_weight
-    prior, prior_tasks = lw.prior[0], lw.prior[1]  # filled here: the kernel allocates nothing
+    prior, prior_tasks = ws.prior[0], ws.prior[1]  # filled here: the kernel allocates nothing
     for k in range(prior.shape[0]):
         prior[k] = cfg.neutral_weight * tb.prior_scale[k]
         prior_tasks[k] = prior[k] + tw[k]

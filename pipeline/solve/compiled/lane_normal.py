@@ -11,7 +11,7 @@ import math
 import numba as nb
 import numpy as np
 
-from pipeline.solve.compiled.lane_forward import NOALIAS_JIT
+from pipeline.solve.compiled.compilers import NOALIAS_JIT
 from pipeline.solve.compiled.loop import HELD_STIFFNESS
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import INLINE, held

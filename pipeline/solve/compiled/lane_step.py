@@ -11,8 +11,8 @@ import math
 import numba as nb
 import numpy as np
 
+from pipeline.solve.compiled.compilers import NOALIAS_JIT
 from pipeline.solve.compiled.forward import TAYLOR_HALF_STEP
-from pipeline.solve.compiled.lane_forward import NOALIAS_JIT
 from pipeline.solve.compiled.so3 import rotvec_times
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import BALL_SLACK_ULPS

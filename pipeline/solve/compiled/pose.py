@@ -8,13 +8,13 @@ import numba as nb
 import numpy as np
 
 from pipeline.kinematics.plan_arrays import HINGE, SWING1
+from pipeline.solve.compiled.compilers import ALLOCATING_JIT, NOREFCOUNT_JIT
 from pipeline.solve.compiled.driven import local_quats_steps
 from pipeline.solve.compiled.so3 import matrix_to_quat, quat_from_rotvec_times
 from pipeline.solve.compiled.tables import Tables
 from pipeline.solve.rules import (
     BALL_SLACK_ULPS,
     INLINE,
-    JIT,
     KABSCH_MIN_KEYPOINTS,
     KABSCH_RANK_RTOL,
 )
@@ -239,7 +239,7 @@ def local_quats(tb: Tables, q: np.ndarray, out: np.ndarray, half: np.ndarray) ->
         out[j, 0], out[j, 1], out[j, 2], out[j, 3] = w / nrm, x / nrm, y / nrm, z / nrm
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def diagnostics(
     pos: np.ndarray, obs: np.ndarray, w: np.ndarray, res: np.ndarray, stats: np.ndarray
 ) -> None:
@@ -262,7 +262,7 @@ def diagnostics(
     stats[2] = count
 
 
-@nb.njit(**JIT)
+@nb.njit(**ALLOCATING_JIT)
 def kabsch_start(
     local: np.ndarray, obs: np.ndarray, w: np.ndarray, rp: np.ndarray, rq: np.ndarray
 ) -> None:

@@ -24,9 +24,9 @@ import numba as nb
 import numpy as np
 
 from pipeline.solve.compiled.bundles import Outputs, Workspace
+from pipeline.solve.compiled.compilers import NOREFCOUNT_JIT
 from pipeline.solve.compiled.normal import assemble, factor_tree
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import JIT
 
 __all__ = ["REGULARIZE", "frame_precision", "inverse_diagonal", "precision_of"]
 
@@ -34,7 +34,7 @@ __all__ = ["REGULARIZE", "frame_precision", "inverse_diagonal", "precision_of"]
 REGULARIZE = 1e-12
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def inverse_diagonal(
     tb: Tables,
     hd: np.ndarray,
@@ -100,7 +100,7 @@ def inverse_diagonal(
         zd[k] = acc2
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def precision_of(
     tb: Tables,
     prior: np.ndarray,
@@ -145,7 +145,7 @@ def precision_of(
             inverse[s] = zd[s]
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def frame_precision(tb: Tables, ws: Workspace, out: Outputs, t: int, prior: np.ndarray) -> None:
     """The uncertainty inputs of fitted frame ``t`` of 3D observations.
 

@@ -11,7 +11,8 @@ import math
 import numba as nb
 import numpy as np
 
-from pipeline.solve.rules import INLINE, JIT
+from pipeline.solve.compiled.compilers import NOREFCOUNT_JIT
+from pipeline.solve.rules import INLINE
 
 __all__ = [
     "axis_angle",
@@ -24,7 +25,7 @@ __all__ = [
 ]
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def axis_angle(
     ux: float, uy: float, uz: float, c: float, s: float, out: np.ndarray, i: int
 ) -> None:
@@ -42,7 +43,7 @@ def axis_angle(
     out[2, 2] = c + t * uz * uz
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def expmap_and_left_jacobian(x: float, y: float, z: float, out: np.ndarray) -> None:
     """``exp([v]x)`` into ``out[0]`` and the SO(3) left Jacobian ``J_l(v)`` into ``out[1]``.
 
@@ -83,7 +84,7 @@ def _rodrigues_form(
     m[2, 1] = p * x + r * yz
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def matmul3(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     """``out = a @ b`` for 3x3 matrices (``out`` must not alias ``a`` or ``b``)."""
     for i in range(3):
@@ -136,7 +137,7 @@ def quat_from_rotvec_times(v: np.ndarray, q: np.ndarray, out: np.ndarray) -> Non
     out[0], out[1], out[2], out[3] = rotvec_times(v[0], v[1], v[2], q[0], q[1], q[2], q[3])
 
 
-@nb.njit(**JIT)
+@nb.njit(**NOREFCOUNT_JIT)
 def matrix_to_quat(m: np.ndarray, out: np.ndarray) -> None:
     """Unit wxyz quaternion, ``w >= 0``, of the rotation matrix ``m``.
 
