@@ -81,3 +81,26 @@ def test_verbose_leaves_opensims_logger_as_it_is(tmp_path):
     done = _kinefit(["body-plan", "show", str(ARM26), "--verbose"], tmp_path, redirected)
     assert done.returncode == 0, done.stderr.decode()
     assert (tmp_path / "opensim.log").is_file()  # OpenSim's own default, with --verbose
+
+
+def test_written_plans_and_maps_take_the_users_umask(tmp_path):
+    """``body-plan convert`` and ``calibrate`` plans were 0600 while every other output was
+    0644: every file kinefit writes is created with the user's umask."""
+    plan, mapping = tmp_path / "arm26.json", tmp_path / "map.yaml"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for args in (
+        ["body-plan", "convert", str(ARM26), "-o", str(plan)],
+        ["body-plan", "map", str(TRC), str(ARM26), "-o", str(mapping)],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "flows.cli", *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            timeout=300,
+            check=False,
+            preexec_fn=lambda: os.umask(0o027),
+        )
+        assert done.returncode == 0, done.stderr.decode()
+    for written in (plan, mapping):
+        assert written.stat().st_mode & 0o777 == 0o640, written

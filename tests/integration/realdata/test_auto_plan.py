@@ -60,6 +60,24 @@ TABLE = {
             "ind1_tailbase": "tail_base",
         },
     ),
+    # DeepLabCut's labelled frames (Pranav's four-point mouse) and SLEAP's elevated plus maze
+    "dlc/CollectedData_Pranav.csv": (
+        30,
+        "mouse_topdown",
+        {"snout": "nose", "leftear": "ear_l", "rightear": "ear_r", "tailbase": "tail_base"},
+    ),
+    "sleap/SLEAP_single-mouse_EPM.analysis.h5": (
+        30,
+        "mouse_topdown",
+        {
+            "snout": "nose",
+            "left_ear": "ear_l",
+            "right_ear": "ear_r",
+            "centre": "center",
+            "tail_base": "tail_base",
+            "tail_end": "tail_end",
+        },
+    ),
     "sleap/predictions.analysis.h5": (
         30,
         "fly_topdown",
