@@ -124,8 +124,8 @@ class FitResult:
         return replace(self, **changes)
 
 
-def cast_rows(a: np.ndarray, dtype, runs: np.ndarray | None = None) -> np.ndarray:
-    """Rows of a float array in float ``dtype``, copied once.
+def cast_rows(a: np.ndarray, dtype, keep: np.ndarray | None = None) -> np.ndarray:
+    """Rows of a float array in float ``dtype``, in one gather and one cast.
 
     Values beyond ``dtype``'s range are clipped to its largest finite value (a far but
     finite fit stays finite); NaN stays NaN.
@@ -134,27 +134,23 @@ def cast_rows(a: np.ndarray, dtype, runs: np.ndarray | None = None) -> np.ndarra
     ----------
     a : (R, ...) float
     dtype : float32 or float64
-    runs : (K, 2) int, optional
-        Half-open row ranges ``[lo, hi)`` to keep, in order (default: every row).
+    keep : (R,) bool, optional
+        Rows to keep, in order (default: every row). One ``np.compress``: a lane-cut call
+        keeps hundreds of short runs, which a copy per run would pay for one by one.
 
     Returns
     -------
-    (sum of the runs' lengths, ...) array of ``dtype``
+    (keep.sum(), ...) array of ``dtype``
     """
     dtype = np.dtype(dtype)
-    if runs is None:
-        runs = np.array([[0, a.shape[0]]])
-    lengths = runs[:, 1] - runs[:, 0]
-    b = np.empty((int(lengths.sum()), *a.shape[1:]), dtype)
-    at = 0
+    src = a if keep is None else np.compress(keep, a, axis=0)
     with np.errstate(over="ignore"):
-        for lo, hi in runs:
-            b[at : at + hi - lo] = a[lo:hi]
-            at += hi - lo
+        b = src.astype(dtype, copy=False)
+    if b is a:
+        b = a.copy()
     big = np.finfo(dtype).max
     # one cheap pass; only overflowed (or already infinite) values are fixed
-    if big < np.finfo(a.dtype).max and not np.isfinite(b).all():
-        src = np.concatenate([a[lo:hi] for lo, hi in runs])
+    if big < np.finfo(src.dtype).max and not np.isfinite(b).all():
         over = np.isinf(b) & np.isfinite(src)
         b[over] = np.copysign(big, src[over])
     return b

@@ -202,17 +202,14 @@ def _run_kernel(tb, inp: Inputs, kernel_cfg, cfg: SolverConfig):
 def _keep_rows(out: Outputs, keep: np.ndarray, dtype: np.dtype) -> Outputs:
     """The rows ``keep`` of ``out``, copied once: the result's floats in ``dtype`` already.
 
-    The uncertainty inputs stay float64 (:class:`FrameMoments`); the kept rows are a few
-    long runs (a piece's own frames), copied run by run.
+    The uncertainty inputs stay float64 (:class:`FrameMoments`).
     """
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], keep.view(np.int8), [0]])))
-    runs = edges.reshape(-1, 2)
     wide = {"information", "inverse", "moments"}
     return Outputs(
         *(
-            cast_rows(f, np.float64 if name in wide else dtype, runs)
+            cast_rows(f, np.float64 if name in wide else dtype, keep)
             if f.dtype.kind == "f"
-            else np.concatenate([f[lo:hi] for lo, hi in runs])
+            else np.compress(keep, f, axis=0)
             for name, f in zip(Outputs._fields, out, strict=True)
         )
     )

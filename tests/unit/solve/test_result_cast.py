@@ -18,11 +18,11 @@ from pipeline.solve.result import cast_rows
 from pipeline.synth import SynthConfig, synthesize
 
 
-def test_cast_rows_keeps_the_runs_in_order_and_clips_to_the_dtype():
+def test_cast_rows_keeps_the_rows_in_order_and_clips_to_the_dtype():
     a = np.arange(24.0).reshape(8, 3)
     a[1, 0], a[5, 1], a[6, 2], a[7, 0] = 1e300, -1e300, np.inf, np.nan
-    runs = np.array([[1, 3], [5, 8]])
-    b = cast_rows(a, np.float32, runs)
+    keep = np.array([0, 1, 1, 0, 0, 1, 1, 1], bool)
+    b = cast_rows(a, np.float32, keep)
     assert b.dtype == np.float32 and b.shape == (5, 3)
     big = np.finfo(np.float32).max
     with np.errstate(over="ignore"):
@@ -31,6 +31,7 @@ def test_cast_rows_keeps_the_runs_in_order_and_clips_to_the_dtype():
     np.testing.assert_array_equal(b, expect)
     np.testing.assert_array_equal(cast_rows(a, np.float64), a)
     assert cast_rows(a, np.float64) is not a
+    assert not np.shares_memory(cast_rows(a, np.float64, keep), a)
 
 
 def test_a_float32_fit_cut_in_pieces_is_the_float64_fit_cast():
