@@ -72,13 +72,23 @@ window.kinefitPlotlyReady.catch(function (err) {
 #: are read back. Still the frame shown before the link (the request was lost, nothing else
 #: moved the viewer since: no play, no drag), it is asked for again, up to 10 tries; a
 #: slider left behind (its binding is off while its own animation runs) is moved to it.
+#: A play or pause button pressed or the slider grabbed after the link ends the seek: a
+#: pending read-back must not pull the viewer back or relayout it while the user's own
+#: animation runs (it once stopped a play started right after a link).
 SEEK_JS = """
 function kinefitSeek(id, frame) {
   var gd = document.getElementById(id);
   if (!gd || !window.Plotly) { return true; }
   gd.scrollIntoView({block: "center"});
   var name = String(frame), tries = 0;
-  var before = gd._fullLayout && gd._fullLayout._currentFrame;
+  var before = gd._fullLayout && gd._fullLayout._currentFrame, token = {};
+  gd._kinefitSeek = token;
+  if (!gd._kinefitSeekHooked && gd.on) {
+    gd._kinefitSeekHooked = true;
+    ["plotly_buttonclicked", "plotly_sliderstart"].forEach(function (event) {
+      gd.on(event, function () { gd._kinefitSeek = null; });
+    });
+  }
   function step(s) {
     for (var k = 0; k < s.steps.length; k++) {
       if (String(s.steps[k].args[0][0]) === name) { return k; }
@@ -86,6 +96,7 @@ function kinefitSeek(id, frame) {
     return -1;
   }
   function check() {
+    if (gd._kinefitSeek !== token) { return; }
     var l = gd._fullLayout, s = l && l.sliders && l.sliders[0], k = s ? step(s) : -1;
     if (l && l._currentFrame !== undefined && l._currentFrame !== name) {
       if (l._currentFrame === before && tries < 10) { go(); }
@@ -94,6 +105,7 @@ function kinefitSeek(id, frame) {
     }
   }
   function go() {
+    if (gd._kinefitSeek !== token) { return; }
     tries += 1;
     Promise.resolve(Plotly.animate(gd, [name], {mode: "immediate",
       frame: {duration: 0, redraw: true}, transition: {duration: 0}}))
