@@ -82,7 +82,7 @@ def render_views(
     missing = np.zeros((t, c, j), bool)
     run = max(int(config.occlusion_run), 1)
     starts = rng.random((t, c, j)) < config.occlusion / run
-    for k in range(run):
+    for k in range(min(run, t)):  # a session shorter than a run: runs cut at its end
         missing[k:] |= starts[: t - k]
     single = rng.random((t, j)) < config.single_view
     keep = rng.integers(0, c, (t, j))

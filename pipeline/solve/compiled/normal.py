@@ -174,6 +174,16 @@ def assemble(
         if nr:  # the root's screws are unit vectors: their products select components
             hr[s, 0], hr[s, 1], hr[s, 2] = f3, f4, f5
             hr[s, 3], hr[s, 4], hr[s, 5] = f0, f1, f2
+    fx, fc = tb.fix_int, tb.fix_coef
+    for c in range(fx.shape[0]):  # a coupled plan's nested groups (.coupled_terms)
+        a0, a1, a2, a3, a4, a5 = screw(axes, pivots, fx[c, 2], root_pos)
+        b0, b1, b2, b3, b4, b5 = screw(axes, pivots, fx[c, 3], root_pos)
+        e0, e1, e2, e3, e4, e5 = _phi_times(mom, fx[c, 4], b0, b1, b2, b3, b4, b5)
+        v = fc[c] * ((a0 * e0 + a1 * e1 + a2 * e2) + (a3 * e3 + a4 * e4 + a5 * e5))
+        if fx[c, 1] < 0:
+            hd[fx[c, 0]] += v
+        else:
+            hc[fx[c, 0], fx[c, 1]] += v
 
 
 @nb.njit(**INLINE)

@@ -221,6 +221,21 @@ def assemble_px(tb, pos, axes, pivots, root_pos, res, weff, pj, phi, gm, xi, f, 
             hc[s, mm] = acc
         for c in range(min(s, nr)):
             hr[s, c] = f[s, (c + 3) % 6]
+    fx, fc = tb.fix_int, tb.fix_coef
+    for c in range(fx.shape[0]):  # a coupled plan's nested groups (.coupled_terms)
+        xa = screw(axes, pivots, fx[c, 2], root_pos)
+        xb = screw(axes, pivots, fx[c, 3], root_pos)
+        jf = fx[c, 4]
+        acc = 0.0
+        for a in range(6):
+            fa = 0.0
+            for b in range(6):
+                fa += phi[jf, a, b] * xb[b]
+            acc += xa[a] * fa
+        if fx[c, 1] < 0:
+            hd[fx[c, 0]] += fc[c] * acc
+        else:
+            hc[fx[c, 0], fx[c, 1]] += fc[c] * acc
 
 
 @nb.njit(**JIT)

@@ -7,7 +7,9 @@ plain arrays rather than the depth-grouped form the numpy engine uses
 State order is the numpy engine's: ``[root (n_root), dofs (n_dofs)]``, with the DOFs in
 tree order. ``state_parent[s]`` is the state coordinate just above ``s`` on its path to
 the root (the joint's previous DOF, else the last DOF of the nearest ancestor joint that
-has DOFs, else the last root coordinate; -1 at the top). The normal matrix is nonzero
+has DOFs, else the last root coordinate; -1 at the top), except where a coupled plan's
+coupling reaches across branches
+(:func:`~pipeline.kinematics.step_groups.elimination_parents`). The normal matrix is nonzero
 only between a coordinate and its ``state_parent`` ancestors, which is what lets it be
 factored leaves-first without fill (Featherstone's LTL factorization).
 """
@@ -21,7 +23,9 @@ import numpy as np
 
 from pipeline.bodyplan.model import BodyPlan
 from pipeline.kinematics.plan_arrays import HINGE, _aligned_axis, compile_plan
+from pipeline.kinematics.step_groups import step_groups
 from pipeline.solve.compiled.coupled_tables import step_tables
+from pipeline.solve.compiled.coupled_terms import correction_terms
 
 __all__ = ["Tables", "tables"]
 
@@ -73,6 +77,9 @@ class Tables(NamedTuple):
     extra_joint
         The steps, function chains and extra screw groups of a coupled plan, packed
         (:func:`~pipeline.solve.compiled.coupled_tables.step_tables`); no steps otherwise.
+    fix_int, fix_coef
+        Terms added to the assembled normal matrix of a coupled plan where one screw per
+        coordinate does not give it exactly (:mod:`.coupled_terms`); none otherwise.
     """
 
     parent: np.ndarray
@@ -108,6 +115,8 @@ class Tables(NamedTuple):
     fn_knots: np.ndarray
     extra_start: np.ndarray
     extra_joint: np.ndarray
+    fix_int: np.ndarray
+    fix_coef: np.ndarray
 
 
 @lru_cache(maxsize=64)
@@ -126,16 +135,8 @@ def tables(plan: BodyPlan) -> Tables:
     n, nr = m.n_dofs, m.n_root
     counts = np.bincount(m.dof_joint, minlength=m.n_joints)
     dof_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    last_dof = np.full(m.n_joints, -1, np.int64)  # last state coordinate at or above joint
-    state_parent = np.arange(-1, nr + n - 1, dtype=np.int64)
-    for j in range(m.n_joints):
-        p = m.parent[j]
-        above = (nr - 1) if p < 0 else last_dof[p]
-        if counts[j]:
-            state_parent[nr + dof_start[j]] = above
-            last_dof[j] = nr + dof_start[j + 1] - 1
-        else:
-            last_dof[j] = above
+    groups = step_groups(plan)
+    state_parent = groups.state_parent
     chains = []
     for s in range(nr + n):
         chain, i = [], state_parent[s]
@@ -147,6 +148,7 @@ def tables(plan: BodyPlan) -> Tables:
     ancestors = np.zeros((nr + n, max(1, int(depth.max(initial=0)))), np.int64)
     for s, chain in enumerate(chains):
         ancestors[s, : len(chain)] = chain
+    local_depth = np.maximum(depth - nr, 0) * (np.arange(nr + n) >= nr)
     cone = np.zeros((n, 2))
     if m.ball_swing.size:
         cone[m.ball_swing[:, 0]] = m.ball_cone
@@ -181,7 +183,20 @@ def tables(plan: BodyPlan) -> Tables:
         state_parent=state_parent,
         ancestors=ancestors,
         depth=depth,
-        local_depth=np.maximum(depth - nr, 0) * (np.arange(nr + n) >= nr),
+        local_depth=local_depth,
         n_root=nr,
         **step_tables(plan),
+        **_fix_tables(plan, groups, ancestors, local_depth, nr),
     )
+
+
+def _fix_tables(plan: BodyPlan, groups, ancestors, local_depth, nr) -> dict[str, np.ndarray]:
+    """``fix_int`` and ``fix_coef`` (:func:`.coupled_terms.correction_terms`; none uncoupled)."""
+    if not plan.coupled:
+        return {"fix_int": np.zeros((0, 5), np.int64), "fix_coef": np.zeros(0, np.float64)}
+    dof_joint = np.asarray(plan.dof_joint, np.int64)
+    parent = plan.parent_indices
+    fix_int, fix_coef = correction_terms(
+        parent, groups.groups(dof_joint), ancestors, local_depth, nr
+    )
+    return {"fix_int": fix_int, "fix_coef": fix_coef}
