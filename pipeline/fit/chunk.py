@@ -151,6 +151,7 @@ def fit_chunk(
                 position[..., i],
                 confidence[..., i],
                 fps=task.fps,
+                coordinate_tasks=task.coordinate_tasks,
             )
             reprojection.append(error)
             per_individual.append(result)

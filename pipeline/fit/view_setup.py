@@ -47,7 +47,7 @@ from pipeline.errors import ConfigError, TracksError, flag
 from pipeline.kinematics.fk_jacobian import jacobian
 from pipeline.provenance.fingerprint import BlockDigest, block_ranges, combine_digests
 from pipeline.provenance.hashing import json_sha256, new_digest
-from pipeline.solve import FitResult, SolverConfig, XYView, solve_sequence
+from pipeline.solve import CoordinateTasks, FitResult, SolverConfig, XYView, solve_sequence
 from pipeline.solve.mappers import CalibratedCameras
 from pipeline.store.tracks import read_frames
 from pipeline.tracks.confidence import confidence_weights
@@ -185,6 +185,7 @@ class ViewSetup:
         position: np.ndarray,
         confidence: np.ndarray,
         fps: float | None = None,
+        coordinate_tasks: CoordinateTasks | None = None,
     ) -> tuple[FitResult, np.ndarray]:
         """Fit one individual's frames.
 
@@ -195,6 +196,8 @@ class ViewSetup:
         confidence : (T, V, K) or (T, K) array
         fps : float, optional
             Frame rate (Hz), for ``config.temporal="smooth"``.
+        coordinate_tasks : CoordinateTasks, optional
+            Per-DOF targets with weights (an OpenSim IK setup's coordinate tasks).
 
         Returns
         -------
@@ -212,8 +215,9 @@ class ViewSetup:
             weights = confidence_weights(mapping.gather(confidence, axis=1)[:, None], pix)
             scale = float(self.image_scale)
             result = solve_sequence(
-                plan, pix[:, 0] * scale, weights[:, 0], config, mapper=XYView(), fps=fps
-            )
+                plan, pix[:, 0] * scale, weights[:, 0], config, mapper=XYView(), fps=fps,
+                coordinate_tasks=coordinate_tasks,
+            )  # fmt: skip
             predicted = result.fitted_position[:, None, :, :2] / scale
             result = dataclasses.replace(  # the solver compared plan lengths: back to pixels
                 result,
@@ -226,13 +230,18 @@ class ViewSetup:
             weights = confidence_weights(mapping.gather(confidence, axis=2), pix)
             if self.multiview == "direct":
                 mapper = CalibratedCameras(self.cameras)
-                result = solve_sequence(plan, pix, weights, config, mapper=mapper, fps=fps)
+                result = solve_sequence(
+                    plan, pix, weights, config, mapper=mapper, fps=fps,
+                    coordinate_tasks=coordinate_tasks,
+                )  # fmt: skip
             else:
                 w = weights.transpose(0, 2, 1)  # (T, J, V)
                 points = triangulate(self.cameras, pix.transpose(0, 2, 1, 3), w)
                 seen = np.isfinite(points).all(-1)
                 w3 = np.where(seen, w.sum(-1) / np.maximum((w > 0).sum(-1), 1), 0.0)
-                result = solve_sequence(plan, points, w3, config, fps=fps)
+                result = solve_sequence(
+                    plan, points, w3, config, fps=fps, coordinate_tasks=coordinate_tasks
+                )
             fitted = np.asarray(result.fitted_position, np.float64)[:, :, None, :]
             predicted = project(pack(self.cameras), fitted).transpose(0, 2, 1, 3)
         error = np.sqrt(np.sum((predicted - pix) ** 2, axis=-1))

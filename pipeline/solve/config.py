@@ -175,8 +175,12 @@ class SolverConfig:
 
     Notes
     -----
-    For 2D observations the residuals are pixels while ``length_scale`` is a length:
-    set ``length_scale`` (or ``neutral_weight``) for the camera's scale there.
+    Through calibrated cameras the residuals are pixels: the prior weight and the
+    coordinate tasks' weights are multiplied by the square of the mapper's
+    ``residual_scale`` (:class:`~pipeline.solve.mappers.CalibratedCameras`: the rig's
+    pixels per length unit where its cameras look), so they weigh against pixels as they
+    would against the same motion in lengths; tolerances stay in lengths and radians. On
+    the image plane (:class:`~pipeline.solve.XYView`) the residuals are plan lengths.
     """
 
     n_iterations: int = 100

@@ -13,6 +13,7 @@ import numpy as np
 
 from pipeline.cameras.camera import Camera as CalibratedCamera
 from pipeline.cameras.lens_projection import pack, project, project_jacobian
+from pipeline.cameras.rig_scale import rig_pixel_scale
 from pipeline.cameras.triangulate import triangulate
 from pipeline.errors import CameraError
 
@@ -30,6 +31,10 @@ class Mapper:
 
     n_views: int = 1
     dim: int = 3
+    #: Residual units per length unit (pixels per metre through cameras): the prior's and
+    #: the coordinate tasks' weights, stated against length residuals, are multiplied by
+    #: its square so that they weigh as much against pixels as against lengths.
+    residual_scale: float = 1.0
 
     def project(self, positions: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         """Observations ``(S, C, J, d)`` of world positions ``(S, J, 3)``."""
@@ -89,16 +94,28 @@ class CalibratedCameras(Mapper):
     Projection and Jacobian are :mod:`pipeline.cameras.lens_projection`'s (OpenCV's radtan and
     fisheye models); points at or behind a camera give NaN pixels (dropped as missing)
     and zero Jacobian rows.
+
+    ``pixel_scale`` (pixels per length unit, :attr:`Mapper.residual_scale`) defaults to
+    :func:`pipeline.cameras.rig_scale.rig_pixel_scale` of the cameras (1 for one camera,
+    whose depth nothing fixes).
     """
 
     dim = 2
 
-    def __init__(self, cameras: Sequence[CalibratedCamera]):
+    def __init__(self, cameras: Sequence[CalibratedCamera], pixel_scale: float | None = None):
         if not cameras:
             raise CameraError("at least one camera is needed")
         self.cameras = tuple(cameras)
         self.n_views = len(self.cameras)
         self._arrays = pack(self.cameras)
+        if pixel_scale is None:
+            pixel_scale = rig_pixel_scale(self.cameras)
+        if pixel_scale is not None and not (np.isfinite(pixel_scale) and pixel_scale > 0):
+            raise CameraError(
+                "pixel_scale: must be a positive number of pixels per length unit, "
+                f"not {pixel_scale!r}"
+            )
+        self.residual_scale = 1.0 if pixel_scale is None else float(pixel_scale)
 
     def project(self, positions: np.ndarray) -> np.ndarray:
         """Pixels ``(S, C, J, 2)`` of world positions ``(S, J, 3)``."""

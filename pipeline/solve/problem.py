@@ -147,13 +147,15 @@ def prepare(
     w = np.minimum(w, np.finfo(dt).max)  # absurd weights overflow the cost: flagged frames
     obs = np.where((w > 0)[..., None], t, 0.0)
     nw, tol, floor = config.effective(plan)
+    rs2 = float(mapper.residual_scale) ** 2  # pixels through cameras: weights against pixels
+    nw *= rs2
     obs, w = obs.astype(dt, copy=False), w.astype(dt, copy=False)
     tw = tt = None
     if config.coordinate_tasks:
         coordinate_tasks = _with_config_tasks(config.coordinate_tasks, coordinate_tasks)
     if coordinate_tasks is not None:
         tw, tt = coordinate_tasks.arrays(plan, t.shape[0])
-        tw, tt = tw.astype(dt), tt.astype(dt)
+        tw, tt = (tw * rs2).astype(dt), tt.astype(dt)
     return Problem(plan, model, mapper, config, obs, w, nw, tol, floor, tw, tt)
 
 
