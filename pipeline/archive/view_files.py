@@ -13,6 +13,7 @@ written: each problem is one :class:`~pipeline.errors.TracksError` or
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import xarray as xr
 from pipeline.archive.view_people import match_people, people_options
 from pipeline.cameras import read_calibration
 from pipeline.cameras.pairing import pair_views
+from pipeline.cameras.view_selection import ViewSelection
 from pipeline.errors import ConfigError, TracksError
 from pipeline.provenance.hashing import json_sha256, tree_sha256
 from pipeline.tracks import read_tracks
@@ -166,7 +168,10 @@ def read_views(
         fps``, the first frame of the files at 0 s, a range's frames keeping theirs;
         ``"pose2sim"`` numbers the kept frames from 1 at ``1 / fps``, as Pose2Sim's
         ``.trc`` (``Frame#``, ``Time``) and ``.mot`` do, so exports line up with them row
-        by row. Kept in ``attrs["time_origin"]``.
+        by row. Kept in ``attrs["time_origin"]``. And ``view_max_error`` (px),
+        ``view_min_confidence`` and ``view_min_views``: the views a fit believes per frame
+        and keypoint (:mod:`pipeline.cameras.view_selection`, Pose2Sim's rule), kept as the
+        ``view_selection`` attr; every detection stays in the store.
 
     Returns
     -------
@@ -189,6 +194,7 @@ def read_views(
     names = list(given)
     world_up = options.pop("up_axis", None)
     people = people_options(options, str(calibration))
+    selection = _view_selection(options, str(calibration))
     frame_range = options.pop("frame_range", None)
     time_origin = options.pop("time_origin", "frames")
     if time_origin not in TIME_ORIGINS:
@@ -258,6 +264,7 @@ def read_views(
             "view_names": names,
             **_shared_attrs(read),
             "up_axis": check_up_axis(world_up, f"{calibration}: up_axis"),
+            **({"view_selection": selection.to_dict()} if selection else {}),
         },
     )
     if all("person_id" in ds for _, _, ds in read):
@@ -274,6 +281,53 @@ def read_views(
         out = out.isel(time=slice(start, stop))
     out = _with_time_origin(out, time_origin, str(calibration))
     return match_people(out, people)
+
+
+#: Reader options of the views a fit believes (:class:`pipeline.cameras.ViewSelection`).
+VIEW_SELECTION_OPTIONS = {
+    "view_max_error": float,
+    "view_min_confidence": float,
+    "view_min_views": int,
+}
+
+
+def _view_selection(options: dict[str, Any], source: str) -> ViewSelection | None:
+    """Pop the ``view_*`` options into a rule (None without ``view_max_error``).
+
+    Raises
+    ------
+    ConfigError
+        A value that is not a number of its kind or out of range, or ``view_min_*``
+        without ``view_max_error``.
+    """
+    got = {k: options.pop(k) for k in VIEW_SELECTION_OPTIONS if k in options}
+    if not got:
+        return None
+    if "view_max_error" not in got:
+        raise ConfigError(
+            f"{source}: options {sorted(got)} need view_max_error (px): the reprojection "
+            "error a camera set must stay under"
+        )
+    values = {}
+    for key, kind in VIEW_SELECTION_OPTIONS.items():
+        if key not in got:
+            continue
+        value = got[key]
+        try:
+            number = float(value) if not isinstance(value, bool) else math.nan
+        except (TypeError, ValueError):
+            number = math.nan
+        if kind is int and not (math.isfinite(number) and number.is_integer()):
+            number = math.nan
+        if math.isnan(number):
+            what = "an integer" if kind is int else "a number"
+            raise ConfigError(f"{source}: option {key}={value!r}; expected {what}")
+        values[key] = kind(number)
+    return ViewSelection(
+        values["view_max_error"],
+        values.get("view_min_confidence", 0.0),
+        values.get("view_min_views", 2),
+    )
 
 
 def _shared_attrs(read: list[tuple[str, Path, xr.Dataset]]) -> dict[str, Any]:

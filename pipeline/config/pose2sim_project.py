@@ -11,6 +11,10 @@ Read (every other section is Pose2Sim's own business and ignored):
   ``single_person.reproj_error_threshold_association``, ``single_person.tracked_keypoint``
   and ``triangulation.min_cameras_for_triangulation``: the person association
   (:class:`pipeline.cameras.association.AssociationSettings`);
+- ``triangulation``: ``reproj_error_threshold_triangulation``,
+  ``likelihood_threshold_triangulation`` and ``min_cameras_for_triangulation``: the views a
+  fit believes per frame and keypoint, as Pose2Sim's triangulation keeps them
+  (:class:`pipeline.cameras.view_selection.ViewSelection`);
 - the world's up axis: Pose2Sim's calibrations are Z up (its ``.trc`` files turn them
   into OpenSim's Y up), so ``z``;
 - the time origin: Pose2Sim's ``.trc`` numbers the frames of the range from 1
@@ -118,11 +122,18 @@ def pose2sim_reader_options(path: str | Path) -> dict[str, Any]:
         "association_max_error": "personAssociation.single_person."
         "reproj_error_threshold_association",
         "association_min_views": "triangulation.min_cameras_for_triangulation",
+        "view_max_error": "triangulation.reproj_error_threshold_triangulation",
+        "view_min_confidence": "triangulation.likelihood_threshold_triangulation",
+        "view_min_views": "triangulation.min_cameras_for_triangulation",
     }
     for option, dotted in fields.items():
         value = _get(doc, dotted)
+        if option in ("view_min_confidence", "view_min_views") and (
+            _get(doc, "triangulation.reproj_error_threshold_triangulation") is None
+        ):
+            continue  # no camera rule without its error threshold
         if value is not None:
-            kind = int if option == "association_min_views" else float
+            kind = int if option in ("association_min_views", "view_min_views") else float
             out[option] = _number(path, dotted, value, kind)
     tracked = _get(doc, "personAssociation.single_person.tracked_keypoint")
     if tracked is not None:

@@ -42,6 +42,7 @@ import xarray as xr
 from pipeline.bodyplan import BodyPlan
 from pipeline.calibrate.image_scale import session_image_scale
 from pipeline.cameras import Camera, pack, project, triangulate
+from pipeline.cameras.view_selection import ViewSelection, best_views
 from pipeline.cluster import run_tasks
 from pipeline.errors import ConfigError, TracksError, flag
 from pipeline.kinematics.fk_jacobian import jacobian
@@ -95,6 +96,10 @@ class ViewSetup:
         the session measures a size (no frame sees two joints).
     scale_estimate : tuple of (str, object)
         The estimate's record (:class:`pipeline.calibrate.image_scale.ImageScale`).
+    selection : ViewSelection or None
+        The views a keypoint is fitted from per frame (``kind="cameras"``; the tracks
+        store's ``view_selection`` attr, :mod:`pipeline.cameras.view_selection`); None:
+        every detection.
     """
 
     kind: Literal["cameras", "image"]
@@ -105,6 +110,7 @@ class ViewSetup:
     observable: tuple[tuple[str, bool], ...] = ()
     scale_source: str = "given"
     scale_estimate: tuple[tuple[str, Any], ...] = ()
+    selection: ViewSelection | None = None
 
     @property
     def dims(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -124,6 +130,7 @@ class ViewSetup:
             "views": list(self.views),
             "cameras": [c.to_dict() for c in self.cameras],
             "multiview": self.multiview if self.kind == "cameras" else None,
+            **({"view_selection": self.selection.to_dict()} if self.selection else {}),
             "image_scale": self.image_scale if self.kind == "image" else None,
             **(
                 {"image_scale_source": self.scale_source, "residuals": "px"}
@@ -208,7 +215,7 @@ class ViewSetup:
             ``objective`` stay in the solver's (plan) units.
         reprojection : (T, V, J) array
             Pixel distance of each fitted joint's projection to its detection (NaN where
-            not detected).
+            not detected; the views the selection left out are measured too).
         """
         if self.kind == "image":
             pix = mapping.gather(position, axis=2).transpose(0, 2, 1)[:, None]  # (T, 1, J, 2)
@@ -227,7 +234,16 @@ class ViewSetup:
             )
         else:
             pix = mapping.gather(position, axis=3).transpose(0, 1, 3, 2)  # (T, V, J, 2)
-            weights = confidence_weights(mapping.gather(confidence, axis=2), pix)
+            detected = confidence_weights(mapping.gather(confidence, axis=2), pix)
+            weights = detected
+            if self.selection is not None:  # the views each keypoint is believed in
+                keep = best_views(
+                    self.cameras,
+                    pix.transpose(0, 2, 1, 3),
+                    detected.transpose(0, 2, 1),
+                    self.selection,
+                )
+                weights = np.where(keep.transpose(0, 2, 1), detected, 0.0)
             if self.multiview == "direct":
                 mapper = CalibratedCameras(self.cameras)
                 result = solve_sequence(
@@ -245,7 +261,8 @@ class ViewSetup:
             fitted = np.asarray(result.fitted_position, np.float64)[:, :, None, :]
             predicted = project(pack(self.cameras), fitted).transpose(0, 2, 1, 3)
         error = np.sqrt(np.sum((predicted - pix) ** 2, axis=-1))
-        return result, np.where(weights > 0, error, np.nan)
+        seen = detected if self.kind == "cameras" else weights  # views left out: shown too
+        return result, np.where(seen > 0, error, np.nan)
 
 
 def observability(plan: BodyPlan, setup: ViewSetup) -> tuple[tuple[str, bool], ...]:
@@ -318,7 +335,11 @@ def view_setup(
             )
         if multiview == "triangulate" and len(cameras) < 2:
             raise ConfigError(f"{source}: multiview 'triangulate' needs two or more cameras")
-        setup = ViewSetup("cameras", tuple(c.name for c in cameras), cameras, multiview)  # type: ignore[arg-type]
+        selection = ViewSelection.from_attrs(ds.attrs.get("view_selection"), source)
+        setup = ViewSetup(
+            "cameras", tuple(c.name for c in cameras), cameras, multiview,  # type: ignore[arg-type]
+            selection=selection,
+        )  # fmt: skip
     elif ds.sizes["space"] == 2:
         scale = None if image_scale is None else float(image_scale)
         setup = ViewSetup("image", ("image",), image_scale=scale)

@@ -21,6 +21,9 @@ def test_the_demo_config_gives_rate_skeleton_world_and_association():
         "association_max_error": 20.0,
         "association_min_views": 2,
         "association_keypoints": "Neck",
+        "view_max_error": 15.0,
+        "view_min_confidence": 0.3,
+        "view_min_views": 2,
     }
 
 
@@ -29,6 +32,7 @@ def test_frame_range_and_bad_fields_are_one_error_each(tmp_path):
     good.write_text("[project]\nframe_range = [10, 40]\n[pose]\npose_model = 'coco'\n")
     opts = pose2sim_reader_options(good)
     assert opts["frame_range"] == (10, 40) and opts["skeleton"] == "COCO_18"
+    assert "view_min_views" not in opts  # no camera rule without its error threshold
     cases = {
         "[pose]\npose_model = 'MPII'\n": r"pose.pose_model = 'MPII': no kinefit skeleton; valid: "
         r"BODY_25B, BODY_25, COCO",
@@ -71,4 +75,5 @@ def test_ingest_with_the_pose2sim_config_reads_the_demo_as_pose2sim_does(tmp_pat
     assert ds.attrs["time_origin"] == "pose2sim"
     assert ds.attrs["skeleton"] == "BODY_25B" and ds.attrs["up_axis"] == "z"
     assert ds.attrs["association"]["keypoints"] == ["Neck"]
+    assert ds.attrs["view_selection"] == {"max_error": 15.0, "min_confidence": 0.3, "min_views": 2}
     np.testing.assert_array_equal(ds["person_index"].sel(time=23 / 60).values, [0, 0, -1, 0])
