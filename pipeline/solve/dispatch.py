@@ -24,7 +24,7 @@ from pipeline.kinematics.step_groups import compiled_refusal
 from pipeline.solve.config import SolverConfig
 from pipeline.solve.mappers import CalibratedCameras, Identity3D, XYView, as_mapper
 from pipeline.solve.numpy.frames import frames_in_lanes, sequence_in_lanes
-from pipeline.solve.numpy.pose import Pose, clamp, cold_pose
+from pipeline.solve.numpy.pose import Pose, clamp, cold_pose, initial_pose
 from pipeline.solve.problem import Problem, prepare
 from pipeline.solve.result import FitResult
 from pipeline.solve.tasks import CoordinateTasks
@@ -108,8 +108,63 @@ def prepare_problem(
     extra = {"keypoint_weights": keypoint_weights, "coordinate_tasks": tasks}
     if _compiled(config, mapper):  # float64 results: uncertainties from unrounded poses
         cfg64 = replace(config, dtype="float64")
-        return prepare(plan, targets, weights, cfg64, mapper, **extra), True
-    return prepare(plan, targets, weights, config, mapper, **extra), False
+        return _with_refine(prepare(plan, targets, weights, cfg64, mapper, **extra)), True
+    return _with_refine(prepare(plan, targets, weights, config, mapper, **extra)), False
+
+
+def _with_refine(prob: Problem) -> Problem:
+    """``prob`` with :func:`triangulated_start` as its cold start's refinement (2+ views)."""
+    return replace(prob, cold_refine=triangulated_start) if prob.mapper.n_views >= 2 else prob
+
+
+def triangulated_start(prob: Problem, frames: np.ndarray, pose: Pose) -> Pose:
+    """``pose`` fitted to the keypoints the cameras triangulate in ``frames``.
+
+    The 3D fit (either engine as it chooses, the problem's settings without uncertainty,
+    smoothing, restarts or coordinate tasks) of the mapper's
+    :meth:`~pipeline.solve.mappers.Mapper.world_targets`: a pixel fit started from
+    neutral joints can settle in another minimum (a limb turned the other way) that the
+    cameras' own 3D points rule out. Frames that triangulate nothing keep ``pose``.
+
+    Parameters
+    ----------
+    prob : Problem
+        Observed through two or more calibrated cameras.
+    frames : (S,) int array
+        The frames of ``prob`` to start.
+    pose : Pose
+        Their cold start poses (``S`` rows).
+
+    Returns
+    -------
+    Pose
+        ``S`` rows, in ``prob``'s dtype.
+    """
+    world = prob.mapper.world_targets(prob.obs[frames], prob.weight[frames])
+    if world is None:
+        return pose
+    points, w = world
+    seen = (w > 0).sum(axis=1) > 0
+    if not seen.any():
+        return pose
+    cfg = replace(
+        prob.config, uncertainty=False, temporal="none", keypoint_weights=None,
+        coordinate_tasks=None, dtype="float64", restarts=0,
+    )  # fmt: skip
+    sub, compiled = prepare_problem(prob.plan, points, w, cfg, None)
+    start = {
+        "dof_value": pose.q,
+        "root_position": pose.root_pos,
+        "root_orientation": pose.root_quat,
+    }
+    fit, _ = solve_independent(sub, compiled, initial_pose(sub, start))
+    dt = prob.model.dtype
+    keep = seen[:, None]
+    return Pose(
+        np.where(keep, fit.root_position, pose.root_pos).astype(dt),
+        np.where(keep, fit.root_orientation, pose.root_quat).astype(dt),
+        np.where(keep, fit.dof_value, pose.q).astype(dt),
+    )
 
 
 def run_compiled(

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +46,10 @@ class Problem:
         DOF unit squared; None when no DOF has a task.
     task_target : (T, N) array or None
         Coordinate-task targets per frame and DOF (DOF units); None with ``task_weight``.
+    cold_refine : callable or None
+        ``cold_refine(prob, frames, pose) -> Pose``: how a cold start pose is refined
+        before the fit (the solver's front end sets it: through two or more cameras, the
+        3D fit of what they triangulate); None leaves the neutral start as it is.
     """
 
     plan: BodyPlan
@@ -57,6 +63,7 @@ class Problem:
     angle_floor: float
     task_weight: np.ndarray | None = None
     task_target: np.ndarray | None = None
+    cold_refine: Callable[[Problem, np.ndarray, Any], Any] | None = None
 
     @property
     def n_frames(self) -> int:

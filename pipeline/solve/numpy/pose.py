@@ -6,7 +6,7 @@ once; the rules they share are :mod:`pipeline.solve.rules`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -142,9 +142,9 @@ def finite(pose: Pose) -> np.ndarray:
 def cold_pose(prob: Problem, frames: np.ndarray) -> Pose:
     """Clamped neutral DOFs, with the root from ``SolverConfig.cold_root``, per frame.
 
-    Through two or more calibrated cameras with ``cold_root="kabsch"``, that pose is then
-    fitted in 3D to the keypoints the views triangulate (:func:`triangulated_start`), so
-    the fit on the pixels starts where the cameras agree the body is.
+    With ``cold_root="kabsch"``, that pose is then refined by ``prob.cold_refine`` where
+    the front end set one (through two or more calibrated cameras: the 3D fit of the
+    keypoints the views triangulate, :func:`pipeline.solve.dispatch.triangulated_start`).
     """
     model = prob.model
     s = frames.size
@@ -156,46 +156,9 @@ def cold_pose(prob: Problem, frames: np.ndarray) -> Pose:
         root_quat = np.zeros((s, 4), model.dtype)
         root_quat[:, 0] = 1.0
     pose = Pose(root_pos, root_quat, q)
-    if prob.config.cold_root == "kabsch" and prob.mapper.n_views >= 2:
-        pose = triangulated_start(prob, frames, pose)
+    if prob.config.cold_root == "kabsch" and prob.cold_refine is not None:
+        pose = prob.cold_refine(prob, frames, pose)
     return pose
-
-
-def triangulated_start(prob: Problem, frames: np.ndarray, pose: Pose) -> Pose:
-    """``pose`` fitted to the keypoints the cameras triangulate in ``frames``.
-
-    The 3D fit (:func:`pipeline.solve.solver.solve_frames`, either engine as it chooses,
-    the problem's settings without uncertainty, smoothing or coordinate tasks) of the
-    mapper's :meth:`~pipeline.solve.mappers.Mapper.world_targets`: a pixel fit started
-    from neutral joints can settle in another minimum (a limb turned the other way) that
-    the cameras' own 3D points rule out. Frames that triangulate nothing keep ``pose``.
-    """
-    from pipeline.solve.solver import solve_frames  # the solver's front end uses this module
-
-    world = prob.mapper.world_targets(prob.obs[frames], prob.weight[frames])
-    if world is None:
-        return pose
-    points, w = world
-    seen = (w > 0).sum(axis=1) > 0
-    if not seen.any():
-        return pose
-    cfg = replace(
-        prob.config, uncertainty=False, temporal="none", keypoint_weights=None,
-        coordinate_tasks=None, dtype="float64",
-    )  # fmt: skip
-    start = {
-        "dof_value": pose.q,
-        "root_position": pose.root_pos,
-        "root_orientation": pose.root_quat,
-    }
-    fit = solve_frames(prob.plan, points, w, config=cfg, initial=start)
-    dt = prob.model.dtype
-    keep = seen[:, None]
-    return Pose(
-        np.where(keep, fit.root_position, pose.root_pos).astype(dt),
-        np.where(keep, fit.root_orientation, pose.root_quat).astype(dt),
-        np.where(keep, fit.dof_value, pose.q).astype(dt),
-    )
 
 
 def initial_pose(prob: Problem, initial) -> Pose:

@@ -1,7 +1,8 @@
 """The cold start of fits through two or more calibrated cameras.
 
 A cold frame starts from the 3D fit of what the cameras triangulate
-(:func:`pipeline.solve.numpy.pose.triangulated_start`): its keypoints are where the
+(:func:`pipeline.solve.dispatch.triangulated_start`, set as the problem's
+``cold_refine`` by the solver's front end): its keypoints are where the
 cameras put them, not the neutral pose's (a pixel fit from neutral joints once turned
 Pose2Sim's left arm 156 degrees the other way).
 """
@@ -13,9 +14,9 @@ import numpy as np
 from pipeline.bodyplan import mannequin
 from pipeline.kinematics import forward_kinematics
 from pipeline.solve import SolverConfig
+from pipeline.solve.dispatch import prepare_problem
 from pipeline.solve.mappers import CalibratedCameras
 from pipeline.solve.numpy.pose import cold_pose
-from pipeline.solve.problem import prepare
 from pipeline.synth import SynthConfig, synthesize
 from pipeline.synth.camera_views import ViewsConfig, render_views
 from tests.fixtures.multiview_rig import mannequin_rig
@@ -32,7 +33,7 @@ def _session():
 
 def test_a_cold_frame_starts_at_the_cameras_3d_points():
     plan, cams, points, pixels, confidence = _session()
-    prob = prepare(plan, pixels, confidence, SolverConfig(), CalibratedCameras(cams))
+    prob, _ = prepare_problem(plan, pixels, confidence, SolverConfig(), CalibratedCameras(cams))
     start = cold_pose(prob, np.arange(prob.n_frames))
     got = forward_kinematics(plan, start.q, start.root_pos, start.root_quat)
     neutral = forward_kinematics(plan, np.broadcast_to(plan.neutral, start.q.shape),
@@ -44,11 +45,11 @@ def test_a_cold_frame_starts_at_the_cameras_3d_points():
 
 def test_origin_cold_root_and_one_camera_keep_the_neutral_start():
     plan, cams, _, pixels, confidence = _session()
-    prob = prepare(plan, pixels, confidence, SolverConfig(cold_root="origin"),
-                   CalibratedCameras(cams))  # fmt: skip
+    prob, _ = prepare_problem(plan, pixels, confidence, SolverConfig(cold_root="origin"),
+                              CalibratedCameras(cams))  # fmt: skip
     np.testing.assert_array_equal(cold_pose(prob, np.arange(3)).q, np.broadcast_to(
         prob.model.neutral, (3, plan.n_dofs)))  # fmt: skip
-    one = prepare(
+    one, _ = prepare_problem(
         plan, pixels[:, :1], confidence[:, :1], SolverConfig(), CalibratedCameras(cams[:1])
     )
     np.testing.assert_array_equal(cold_pose(one, np.arange(3)).q, np.broadcast_to(
