@@ -71,14 +71,32 @@ window.kinefitPlotlyReady.catch(function (err) {
 #: draws late): 200 ms after each try the drawn frame (``_currentFrame``) and the slider
 #: are read back. Still the frame shown before the link (the request was lost, nothing else
 #: moved the viewer since: no play, no drag), it is asked for again, up to 10 tries; a
-#: slider left behind (its binding is off while its own animation runs) is moved to it.
+#: slider left behind is moved to it.
 #: A play or pause button pressed or the slider grabbed after the link ends the seek: a
 #: pending read-back must not pull the viewer back or relayout it while the user's own
 #: animation runs (it once stopped a play started right after a link).
+#: ``kinefitFollow`` (run on every figure once drawn): plotly.js can leave a slider marked
+#: as being dragged after a click on its rail on a busy page (its mouse-up clears the mark
+#: on another copy of the slider's state), and a slider so marked no longer follows play
+#: or links (CI 12-06 and 12-07: the frame shown stuck at a link's frame while the 3D scene
+#: played on). The mark is cleared once a slider drag has ended, and by a link.
 SEEK_JS = """
+function kinefitUndrag(gd) {
+  var l = gd._fullLayout;
+  ((l && l.sliders) || []).forEach(function (s) { s._dragging = false; });
+}
+function kinefitFollow(id) {
+  var gd = document.getElementById(id);
+  if (!gd || !gd.on || gd._kinefitFollows) { return; }
+  gd._kinefitFollows = true;
+  gd.on("plotly_sliderend", function () {
+    setTimeout(function () { kinefitUndrag(gd); }, 0);
+  });
+}
 function kinefitSeek(id, frame) {
   var gd = document.getElementById(id);
   if (!gd || !window.Plotly) { return true; }
+  kinefitUndrag(gd);
   gd.scrollIntoView({block: "center"});
   var name = String(frame), tries = 0;
   var before = gd._fullLayout && gd._fullLayout._currentFrame, token = {};
@@ -170,6 +188,7 @@ def plotly_figure(fig: Any, div_id: str, caption: str) -> str:
         div_id=div_id,
         config=PLOTLY_CONFIG,
         default_width="100%",
+        post_script="window.kinefitFollow && kinefitFollow('{plot_id}');",
     )
     start, end = div.index("<script>") + len("<script>"), div.rindex("</script>")
     div = (  # drawn once the embedded plotly.js is unpacked
