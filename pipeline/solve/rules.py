@@ -17,6 +17,14 @@ here, and each rule names its implementations:
   (``numpy/normal.py solve_blocks``). Left in, the step would move it and the clamp take
   the move back, and what remains of the step is no descent direction: on a 37-DOF
   OpenSim model with 8 locked coordinates LM then rejects every other step.
+  A coordinate *at a limit* whose gradient points out of its range (:func:`at_limit`:
+  ``q <= lower`` with the descent gradient below 0, or ``q >= upper`` above 0) is held
+  the same way for that step, the active set of a projected Gauss-Newton step
+  (``numpy/normal.py solve_blocks``, ``compiled/loop.py damp_system``), and counts as
+  limit-active. Left in, the step spends itself on the coordinate the clamp then holds
+  and the others creep: on Pose2Sim's demo (subtalar at its limit) Gauss-Newton stopped
+  at an objective 8 % above the optimum, and LM took 100-350 iterations on a fifth of
+  the frames.
 - **Accept** (:func:`accepts`): ``gn`` takes every finite step, ``lm`` a finite step that
   does not raise the objective.
 - **Damping** (:func:`next_damping`): starts at :func:`initial_damping`; in ``lm`` mode an
@@ -85,6 +93,7 @@ __all__ = [
     "STOP_REASONS",
     "LossName",
     "accepts",
+    "at_limit",
     "held",
     "held_coordinates",
     "initial_damping",
@@ -192,6 +201,28 @@ def held(lower: float, upper: float) -> bool:
         True for a locked coordinate (``lower == upper``): its step is 0.
     """
     return lower == upper
+
+
+@nb.njit(**INLINE)
+def at_limit(q: float, lower: float, upper: float, descent: float) -> bool:
+    """Whether a coordinate is held at a limit for one step (the module's **Step**).
+
+    Parameters
+    ----------
+    q : float
+        The coordinate's value (the clamp leaves it exactly on a limit).
+    lower, upper : float
+        Its limits (not equal: a locked coordinate is :func:`held` always).
+    descent : float
+        Its entry of the descent gradient ``J^T W r - prior (q - neutral)`` (minus half
+        the objective's gradient).
+
+    Returns
+    -------
+    bool
+        True when ``q`` is on a limit and the objective falls out of the range.
+    """
+    return (q <= lower and descent < 0.0) or (q >= upper and descent > 0.0)
 
 
 @nb.njit(**JIT)

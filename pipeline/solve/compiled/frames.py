@@ -154,9 +154,10 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
                 cost = objective(tb, pos, obs_t, w_t, q, nw, loss, scale, res, weff, tw, tt)
             assemble(tb, pos, axes, pivots, rp, res, weff, ws.mom, ws.xi, ws.hd, ws.hc, ws.hr,
                      ws.g)  # fmt: skip
-            damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor, tw, tt)
+            damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor, tw, tt, act_new,
+                        not gn)  # fmt: skip
             solve_tree(tb, ws.hd, ws.hc, ws.hr, ws.g, ws.step)  # a failed system: a zero step
-            hold_step(tb, ws.step)
+            hold_step(tb, ws.step, act_new)
             max_pos, max_ang, finite = apply_step(
                 tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
             )

@@ -250,8 +250,10 @@ def solve_lanes_kernel(
             objective_lanes(tb, pos, obs, weight, q, nw, loss, scale, res, weff, tw, target,
                             lane[_COST], sums)  # fmt: skip
         assemble_lanes(tb, pos, axes, pivots, rp, res, weff, own, mom, xi, f, hd, hc, hr, g)
-        damp_lanes(tb, hd, g, q, prior, lane[_LAM], cfg.angle_floor, tw, target)
-        solve_tree_lanes(tb, hd, hc, hr, g, step, lane[_INV], lane[_LK], ok[_SOLVED])
+        damp_lanes(tb, hd, g, q, prior, lane[_LAM], cfg.angle_floor, tw, target, act_new,
+                   not gn)  # fmt: skip
+        solve_tree_lanes(tb, hd, hc, hr, g, step, lane[_INV], lane[_LK], ok[_SOLVED],
+                         act_new)  # fmt: skip
         apply_step_lanes(tb, q, rp, rq, step, q_new, rp_new, rq_new, act_new, lane[_MAXP],
                          lane[_MAXA], ok[_FINITE])  # fmt: skip
         advance_half_lanes(q, q_new, half, half_new)

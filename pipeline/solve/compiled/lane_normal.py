@@ -14,7 +14,7 @@ import numpy as np
 from pipeline.solve.compiled.compilers import NOALIAS_JIT
 from pipeline.solve.compiled.loop import HELD_STIFFNESS
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import INLINE, held
+from pipeline.solve.rules import INLINE, at_limit, held
 
 __all__ = ["assemble_lanes", "damp_lanes", "solve_tree_lanes"]
 
@@ -195,8 +195,13 @@ def damp_lanes(
     angle_floor: float,
     task_weight: np.ndarray,
     task_target: np.ndarray,
+    bound: np.ndarray,
+    limits: bool,
 ) -> None:
-    """:func:`.loop.damp_system` of every lane (``lam`` ``(L,)``, ``task_target`` ``(N, L)``)."""
+    """:func:`.loop.damp_system` of every lane.
+
+    ``lam`` is ``(L,)``; ``task_target`` and ``bound`` are ``(N, L)``.
+    """
     nl = hd.shape[1]
     nr = tb.n_root
     for s in range(nr):
@@ -213,7 +218,8 @@ def damp_lanes(
             d = hd[s, ln] + pk + wk
             hd[s, ln] = d + lam[ln] * max(d, fl)
             g[s, ln] -= pk * (q[k, ln] - nk) + wk * (q[k, ln] - task_target[k, ln])
-            if hold:
+            bound[k, ln] = limits and not hold and at_limit(q[k, ln], lower[k], upper[k], g[s, ln])
+            if hold or bound[k, ln]:
                 g[s, ln] = 0.0
                 hd[s, ln] = HELD_STIFFNESS * (hd[s, ln] + 1.0)
 
@@ -229,6 +235,7 @@ def solve_tree_lanes(
     inv: np.ndarray,
     lk: np.ndarray,
     ok: np.ndarray,
+    bound: np.ndarray,
 ) -> None:
     """:func:`.normal.solve_tree` and :func:`.loop.hold_step` of every lane.
 
@@ -327,6 +334,7 @@ def solve_tree_lanes(
             if not ok[ln]:
                 x[k, ln] = 0.0
     for k in range(tb.dof_type.shape[0]):
-        if held(tb.lower[k], tb.upper[k]):
-            for ln in range(nl):
+        hold = held(tb.lower[k], tb.upper[k])
+        for ln in range(nl):
+            if hold or bound[k, ln]:
                 x[nr + k, ln] = 0.0

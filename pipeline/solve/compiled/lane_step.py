@@ -43,6 +43,8 @@ def apply_step_lanes(
 
     ``q``, ``q_new``, ``active`` are ``(N, L)``, ``rp`` ``(3, L)``, ``rq`` ``(4, L)``,
     ``step`` ``(n_state, L)``.
+    ``active`` holds the lanes' coordinates held at a limit on entry
+    (:func:`.lane_normal.damp_lanes`' ``bound``) and adds those the clamp moves.
     """
     nl = q.shape[1]
     lower, upper, angular, cone, swing1 = tb.lower, tb.upper, tb.angular, tb.cone, tb.swing1
@@ -53,7 +55,7 @@ def apply_step_lanes(
         for ln in range(nl):
             v = q[k, ln] + step[nr + k, ln]
             c = min(max(v, lo), hi)
-            active[k, ln] = c != v
+            active[k, ln] = active[k, ln] or c != v
             q_new[k, ln] = c
     for k in swing1:
         for ln in range(nl):

@@ -14,7 +14,7 @@ import numpy as np
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
 from pipeline.solve.compiled.pose import copy, warm_start
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import INLINE, held
+from pipeline.solve.rules import INLINE, at_limit, held
 
 #: A held coordinate's diagonal, relative to its own (see :func:`damp_system`).
 HELD_STIFFNESS = 1.0e12
@@ -58,6 +58,8 @@ def damp_system(
     angle_floor: float,
     task_weight: np.ndarray,
     task_target: np.ndarray,
+    bound: np.ndarray,
+    limits: bool,
 ) -> None:
     """Add the neutral prior, coordinate tasks and relative damping to a normal system.
 
@@ -81,6 +83,11 @@ def damp_system(
     task_weight, task_target : (N,)
         Coordinate-task weights (0: none) and the frame's targets: ``w (q - target)^2``
         joins the prior (:mod:`pipeline.solve.tasks`).
+    bound : (N,) bool, out
+        The coordinates held at a limit for this step (:func:`pipeline.solve.rules.at_limit`),
+        held like a locked one; :func:`hold_step` and ``apply_step`` read it.
+    limits : bool
+        Hold coordinates at a limit (``lm`` mode; ``gn`` keeps QuickIK's clamp only).
 
     Notes
     -----
@@ -99,13 +106,15 @@ def damp_system(
         d = hd[s] + prior[k] + task_weight[k]
         hd[s] = d + lam * max(d, angle_floor if tb.angular[k] else 1.0)
         g[s] -= prior[k] * (q[k] - tb.neutral[k]) + task_weight[k] * (q[k] - task_target[k])
-        if held(tb.lower[k], tb.upper[k]):
+        lo, hi = tb.lower[k], tb.upper[k]
+        bound[k] = limits and not held(lo, hi) and at_limit(q[k], lo, hi, g[s])
+        if bound[k] or held(lo, hi):
             g[s] = 0.0
             hd[s] = HELD_STIFFNESS * (hd[s] + 1.0)
 
 
 @nb.njit(**INLINE)
-def hold_step(tb: Tables, step: np.ndarray) -> None:
+def hold_step(tb: Tables, step: np.ndarray, bound: np.ndarray) -> None:
     """Zero the held coordinates' entries of a solved step (:func:`damp_system`'s Notes).
 
     Parameters
@@ -113,9 +122,11 @@ def hold_step(tb: Tables, step: np.ndarray) -> None:
     tb : Tables
     step : (n_state,)
         The step, updated in place: a held coordinate never moves, so it is never clamped.
+    bound : (N,) bool
+        The coordinates :func:`damp_system` held at a limit.
     """
     for k in range(tb.dof_type.shape[0]):
-        if held(tb.lower[k], tb.upper[k]):
+        if bound[k] or held(tb.lower[k], tb.upper[k]):
             step[tb.n_root + k] = 0.0
 
 

@@ -109,8 +109,9 @@ def apply_step(
     step : (n_root + N,)
         Root translation, root rotation increment (world frame), DOF steps.
     q_new, rp_new, rq_new : out
-    active : (N,) out
-        Clamp activity of this step.
+    active : (N,) in/out
+        On entry the coordinates held at a limit for this step (``damp_system``'s
+        ``bound``); on return also those the clamp moved: the step's limit activity.
 
     Returns
     -------
@@ -126,7 +127,7 @@ def apply_step(
     for k in range(q.shape[0]):
         v = q[k] + step[nr + k]
         c = min(max(v, tb.lower[k]), tb.upper[k])
-        active[k] = c != v
+        active[k] = active[k] or c != v
         q_new[k] = c
     _clamp_balls(tb, q_new, active)
     max_pos = 0.0

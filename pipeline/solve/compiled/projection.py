@@ -298,9 +298,10 @@ def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch
                                 tw, tt)  # fmt: skip
             assemble_px(tb, pos, axes, pivots, rp, res, weff, pj, phi, gm, ws.xi, ws.f, ws.hd,
                         ws.hc, ws.hr, ws.g)  # fmt: skip
-            damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor, tw, tt)
+            damp_system(tb, ws.hd, ws.g, q, prior, lam, cfg.angle_floor, tw, tt, act_new,
+                        not gn)  # fmt: skip
             solve_tree(tb, ws.hd, ws.hc, ws.hr, ws.g, ws.step)
-            hold_step(tb, ws.step)
+            hold_step(tb, ws.step, act_new)
             max_pos, max_ang, finite = apply_step(
                 tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
             )

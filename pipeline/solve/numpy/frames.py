@@ -68,10 +68,11 @@ def _iterate_lanes(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarra
     nw = prob.neutral_weight
     floor = prob.angle_floor
     tasks = None if prob.task_weight is None else (prob.task_weight, prob.task_target[frames])
-    step = solve_normal(
-        model, ev.st, ev.residual, ev.weight, hj, pose.q, nw, lam, floor, tasks=tasks
+    step, bound = solve_normal(
+        model, ev.st, ev.residual, ev.weight, hj, pose.q, nw, lam, floor, tasks, not gn
     )
     new, active, max_pos, max_ang = apply_step(prob, pose, step)
+    active |= bound
     ok = np.isfinite(ev.cost) & finite(new)
     if not ok.all():  # a lane that overflowed keeps its pose
         bad = np.flatnonzero(~ok)

@@ -172,7 +172,8 @@ def solve_normal(
     damping: np.ndarray,
     angle_floor: float = 1.0,
     tasks: tuple[np.ndarray, np.ndarray] | None = None,
-) -> np.ndarray:
+    limits: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
     """One damped Gauss-Newton step for a batch of poses.
 
     Direct 3D observations use the subtree-moment assembly
@@ -195,11 +196,16 @@ def solve_normal(
     tasks : ((N,) array, (S, N) array), optional
         Coordinate-task weights and the poses' targets: ``weight * (q - target)^2`` joins
         the prior (:mod:`pipeline.solve.tasks`).
+    limits : bool
+        Hold coordinates at a limit whose gradient points out of their range
+        (:func:`pipeline.solve.rules.at_limit`; ``lm`` mode). False: QuickIK's clamp only.
 
     Returns
     -------
-    (S, n_root + N) array
+    step : (S, n_root + N) array
         The step; zero for poses whose system could not be solved.
+    bound : (S, N) bool
+        The coordinates held at a limit for this step (:func:`pipeline.solve.rules.at_limit`).
     """
     if model.coupled:
         blocks = assemble_dense(model, st, residual, weight, mapper_jac)
@@ -207,29 +213,41 @@ def solve_normal(
         blocks = assemble_moments(model, st, residual[:, 0], weight[:, 0])
     else:
         blocks = assemble_rows(model, st, residual, weight, mapper_jac)
-    return solve_blocks(model, blocks, q, neutral_weight, damping, angle_floor, tasks)
+    return solve_blocks(model, blocks, q, neutral_weight, damping, angle_floor, tasks, limits)
 
 
-def _hold(lay, a_ss, g_s, a_bs, a_bb, g_b):
+def _limit_held(model: KinematicModel, lay, q, g_s, g_b) -> np.ndarray:
+    """``(S, N)`` bool: coordinates held at a limit for this step (:func:`rules.at_limit`)."""
+    nr = model.n_root
+    descent = np.zeros(q.shape, g_s.dtype)
+    if model.sep_dofs.size:
+        descent[:, model.sep_dofs] = g_s[:, nr:]
+    if lay.blk_dof.size:
+        descent[:, lay.blk_dof[lay.blk_dof_mask]] = g_b[:, lay.blk_dof_mask]
+    lower, upper = model.lower, model.upper
+    out = ((q <= lower) & (descent < 0)) | ((q >= upper) & (descent > 0))
+    return out & (lower != upper)
+
+
+def _hold(a_ss, g_s, a_bs, a_bb, g_b, hs, hb):
     """Take the held coordinates out of the damped system (the rules' **Step**).
 
-    Their rows and columns become the identity's and their gradient 0, so their step is 0
-    and the other coordinates solve without them.
+    ``hs`` ``(S, n_sep)`` and ``hb`` ``(S, B, nb)`` bool mark them per pose. Their rows
+    and columns become the identity's and their gradient 0, so their step is 0 and the
+    other coordinates solve without them.
     """
-    h = lay.sep_held
-    if h.size:
-        a_ss[:, h, :] = 0.0
-        a_ss[:, :, h] = 0.0
-        a_ss[:, h, h] = 1.0
-        g_s[:, h] = 0.0
+    if hs.any():
+        a_ss = np.where(hs[:, :, None] | hs[:, None, :], 0.0, a_ss)
+        idx = np.arange(hs.shape[1])
+        a_ss[:, idx, idx] = np.where(hs, 1.0, a_ss[:, idx, idx])
+        g_s = np.where(hs, 0.0, g_s)
         if a_bs.size:
-            a_bs[..., h] = 0.0
-    if lay.blk_held.any():
-        hb = lay.blk_held
-        a_bb = np.where(hb[:, :, None] | hb[:, None, :], 0.0, a_bb)
-        idx = np.arange(hb.shape[1])
+            a_bs = np.where(hs[:, None, None, :], 0.0, a_bs)
+    if hb.any():
+        a_bb = np.where(hb[..., :, None] | hb[..., None, :], 0.0, a_bb)
+        idx = np.arange(hb.shape[-1])
         a_bb[..., idx, idx] = np.where(hb, 1.0, a_bb[..., idx, idx])
-        a_bs = np.where(hb[:, :, None], 0.0, a_bs)
+        a_bs = np.where(hb[..., None], 0.0, a_bs)
         g_b = np.where(hb, 0.0, g_b)
     return a_ss, g_s, a_bs, a_bb, g_b
 
@@ -242,15 +260,18 @@ def solve_blocks(
     damping: np.ndarray,
     angle_floor: float = 1.0,
     tasks: tuple[np.ndarray, np.ndarray] | None = None,
-) -> np.ndarray:
+    limits: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
     """Add the neutral prior, coordinate tasks and damping, then eliminate blocks.
 
-    ``damping``, ``angle_floor`` and ``tasks`` as in :func:`solve_normal`.
+    ``damping``, ``angle_floor``, ``tasks`` and ``limits`` as in :func:`solve_normal`.
 
     Returns
     -------
-    (S, n_root + N) array
+    step : (S, n_root + N) array
         The step; zero for poses whose system could not be solved.
+    bound : (S, N) bool
+        The coordinates held at a limit for this step (:func:`pipeline.solve.rules.at_limit`).
     """
     lay = block_layout(model)
     dt = model.dtype
@@ -260,7 +281,7 @@ def solve_blocks(
     a_ss, g_s, a_bs, a_bb, g_b = blocks
     step = np.zeros((s, nr + model.n_dofs), dt)
     if ns + model.n_dofs == 0:
-        return step
+        return step, np.zeros(q.shape, bool)
     prior = np.broadcast_to((neutral_weight * model.prior_scale).astype(dt), q.shape)
     prior_grad = prior * (q - model.neutral)  # (S, N)
     if tasks is not None:
@@ -289,8 +310,12 @@ def solve_blocks(
         floor = np.where(angular, angle_floor, 1.0).astype(dt)
         a_ss[:, idx, idx] = dg + lam * np.maximum(dg, floor)
 
-    if lay.sep_held.size or lay.blk_held.any():
-        a_ss, g_s, a_bs, a_bb, g_b = _hold(lay, a_ss, g_s, a_bs, a_bb, g_b)
+    bound = _limit_held(model, lay, q, g_s, g_b) if limits else np.zeros(q.shape, bool)
+    hs = np.zeros((s, ns), bool)
+    hs[:, lay.sep_held] = True
+    hs[:, nr:] |= bound[:, sep_dof_idx]
+    hb = lay.blk_held | (bound[:, lay.blk_dof] & lay.blk_dof_mask)
+    a_ss, g_s, a_bs, a_bb, g_b = _hold(a_ss, g_s, a_bs, a_bb, g_b, hs, hb)
     if n_blocks and ns:
         rhs = np.concatenate([a_bs, g_b[..., None]], axis=-1)  # (S, B, nb, ns+1)
         y, ok_b = spd_solve(a_bb, rhs)
@@ -316,4 +341,4 @@ def solve_blocks(
     if n_blocks:
         step[:, nr + lay.blk_dof[lay.blk_dof_mask]] = d_b[:, lay.blk_dof_mask]
     step[~ok] = 0.0
-    return step
+    return step, bound

@@ -110,7 +110,7 @@ PLANS = {
     # targets from poses far outside the limits: clamps are active at the answer
     "limits_wild": ({"kinds": False, "limits": True, "fixed_base": False, "wild": True}, 1),
     # ball, universal, hinge, prismatic and fixed joints, their limits active too
-    "kinds_free_base": ({"kinds": True, "fixed_base": False, "wild": True}, 5),
+    "kinds_free_base": ({"kinds": True, "fixed_base": False, "wild": True}, 13),
     "kinds_fixed_base": ({"kinds": True, "fixed_base": True}, 2),
 }
 

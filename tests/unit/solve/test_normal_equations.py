@@ -38,7 +38,7 @@ def test_moment_assembly_equals_explicit_rows(seed):
 def test_block_elimination_equals_a_dense_solve(seed):
     plan, prob, ev, (q, rp, rq) = problem(seed, kinds=True, fixed=bool(seed % 2))
     cfg = prob.config
-    step = solve_normal(
+    step, bound = solve_normal(
         prob.model,
         ev.st,
         ev.residual,
@@ -48,6 +48,9 @@ def test_block_elimination_equals_a_dense_solve(seed):
         cfg.neutral_weight,
         np.full(5, cfg.damping),
     )
+    lower, upper = prob.model.lower, prob.model.upper
+    # random poses clamped onto limits: seeds 0, 1, 3, 4 and 5 hold coordinates there
+    assert bound.any() or seed == 2
     n_root = 0 if plan.fixed_base else 6
     # a fixed base is pinned at the origin: the solver ignores any root pose there
     jac = jacobian(plan, q, *((None, None) if plan.fixed_base else (rp, rq)))
@@ -62,4 +65,12 @@ def test_block_elimination_equals_a_dense_solve(seed):
         b[n_root:] -= prior * (q[s] - plan.neutral)
         d = np.diag(a).copy()
         a[np.diag_indices_from(a)] += cfg.damping * np.maximum(d, 1.0)
+        # held: locked, or on a limit with the descent direction b pointing out of it
+        g = b[n_root:]
+        out = ((q[s] <= lower) & (g < 0)) | ((q[s] >= upper) & (g > 0))
+        np.testing.assert_array_equal(bound[s], out & (lower != upper))
+        held = n_root + np.flatnonzero(out | (lower == upper))
+        a[held, :] = a[:, held] = 0.0
+        a[held, held] = 1.0
+        b[held] = 0.0
         np.testing.assert_allclose(step[s], np.linalg.solve(a, b), rtol=1e-8, atol=1e-9)
