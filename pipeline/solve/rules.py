@@ -98,6 +98,7 @@ __all__ = [
     "held_coordinates",
     "initial_damping",
     "lane_rules",
+    "limits_held",
     "next_damping",
     "observed_only",
     "stop_reason",
@@ -223,6 +224,31 @@ def at_limit(q: float, lower: float, upper: float, descent: float) -> bool:
         True when ``q`` is on a limit and the objective falls out of the range.
     """
     return (q <= lower and descent < 0.0) or (q >= upper and descent > 0.0)
+
+
+@nb.njit(**JIT)
+def limits_held(
+    q: np.ndarray, lower: np.ndarray, upper: np.ndarray, descent: np.ndarray
+) -> np.ndarray:
+    """:func:`at_limit` of every pose's coordinates (locked ones excluded: :func:`held`).
+
+    Parameters
+    ----------
+    q, descent : (S, N)
+        The poses and their descent gradients.
+    lower, upper : (N,)
+        The limits.
+
+    Returns
+    -------
+    (S, N) bool
+    """
+    out = np.zeros(q.shape, np.bool_)
+    for s in range(q.shape[0]):
+        for k in range(q.shape[1]):
+            lo, hi = float(lower[k]), float(upper[k])
+            out[s, k] = not held(lo, hi) and at_limit(float(q[s, k]), lo, hi, float(descent[s, k]))
+    return out
 
 
 @nb.njit(**JIT)

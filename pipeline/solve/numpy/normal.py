@@ -24,6 +24,7 @@ from pipeline.kinematics.plan_arrays import KinematicModel
 from pipeline.solve.numpy.linalg import spd_solve
 from pipeline.solve.numpy.moments import assemble_moments
 from pipeline.solve.numpy.tables import NormalBlocks, block_layout
+from pipeline.solve.rules import limits_held
 
 __all__ = ["assemble_dense", "assemble_rows", "solve_blocks", "solve_normal"]
 
@@ -217,16 +218,14 @@ def solve_normal(
 
 
 def _limit_held(model: KinematicModel, lay, q, g_s, g_b) -> np.ndarray:
-    """``(S, N)`` bool: coordinates held at a limit for this step (:func:`rules.at_limit`)."""
+    """``(S, N)`` bool: coordinates held at a limit for this step (:func:`.rules.limits_held`)."""
     nr = model.n_root
     descent = np.zeros(q.shape, g_s.dtype)
     if model.sep_dofs.size:
         descent[:, model.sep_dofs] = g_s[:, nr:]
     if lay.blk_dof.size:
         descent[:, lay.blk_dof[lay.blk_dof_mask]] = g_b[:, lay.blk_dof_mask]
-    lower, upper = model.lower, model.upper
-    out = ((q <= lower) & (descent < 0)) | ((q >= upper) & (descent > 0))
-    return out & (lower != upper)
+    return limits_held(q, model.lower, model.upper, descent)
 
 
 def _hold(a_ss, g_s, a_bs, a_bb, g_b, hs, hb):
