@@ -75,13 +75,16 @@ def finish_frame(
     it: int,
     reason: int,
     prior_tasks: np.ndarray,
+    fresh: bool,
 ) -> None:
     """Write frame ``t``'s solution and its diagnostics into ``out``.
 
     ``q``, ``rp``, ``rq``, ``act``, ``half`` are the solved pose, its clamp activity and
     its half angles (any buffers; ``ws``' forward-pass buffers are overwritten), ``it``
     and ``reason`` the iterations taken and the stop reason; ``prior_tasks`` the
-    uncertainty's prior diagonal ``(N,)``.
+    uncertainty's prior diagonal ``(N,)``. ``fresh``: ``ws.pos``, ``ws.axes`` and
+    ``ws.pivots`` already hold the forward pass of this pose with its screws (an LM
+    frame's last step was accepted), which is then not run again.
     """
     nw, loss, scale = cfg.neutral_weight, cfg.loss, cfg.loss_scale
     obs_t, w_t, tt, tw = inp.obs[t], inp.weight[t], task_row(inp, t), inp.task_weight
@@ -93,8 +96,14 @@ def finish_frame(
     copy(act, out.limit_active[t])
     quat_to_matrix(rq, root_rot)
     fit = out.fitted_position[t]
-    fk_half(tb, q, half, rp, root_rot, cfg.uncertainty, ws.rot, ws.org, fit, ws.axes,
-            ws.pivots, ws.tmp)  # fmt: skip
+    if fresh:
+        pos = ws.pos
+        for j in range(fit.shape[0]):
+            for i in range(3):
+                fit[j, i] = pos[j, i]
+    else:
+        fk_half(tb, q, half, rp, root_rot, cfg.uncertainty, ws.rot, ws.org, fit, ws.axes,
+                ws.pivots, ws.tmp)  # fmt: skip
     local_quats(tb, q, out.joint_rotation[t], half)
     stats = out.stats[t]
     diagnostics(fit, obs_t, w_t, out.residual[t], stats)
@@ -188,4 +197,5 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
             fresh = accepted and tried
             if done:
                 break
-        finish_frame(tb, inp, cfg, ws, out, t, q, rp, rq, act, half, it, reason, prior_tasks)
+        finish_frame(tb, inp, cfg, ws, out, t, q, rp, rq, act, half, it, reason, prior_tasks,
+                     fresh)  # fmt: skip

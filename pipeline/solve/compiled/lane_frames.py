@@ -138,7 +138,8 @@ def _finish(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, out: Outputs,
     lane = lw.lane
     t = int(lane[_FRAME, ln])
     it, reason = int(lane[_IT, ln]), int(lane[_REASON, ln])
-    finish_frame(tb, inp, cfg, ws, out, t, q, rp, rq, act, half, it, reason, prior_tasks)
+    finish_frame(tb, inp, cfg, ws, out, t, q, rp, rq, act, half, it, reason, prior_tasks,
+                 False)  # fmt: skip
 
 
 @nb.njit(**INLINE)
