@@ -347,6 +347,7 @@ def report(args, results: dict) -> str:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     osim.Logger.setLevelString("error")
+    osim.Logger.removeFileSink()  # no opensim.log left in the caller's folder
     from pipeline.solve.compiled import warm_up
 
     warm_up()
