@@ -12,11 +12,14 @@ taken. Rerunning it changes nothing (the seams are already aligned).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import zarr
+import zarr.api.asynchronous
+from zarr.core.sync import sync
 
 from pipeline.store.fit import MARKERS
 from pipeline.store.seams import TAIL
@@ -36,6 +39,55 @@ def _turns_inside(
     return np.where(outside.any(axis=0), 0.0, turns)
 
 
+def _seam_rows(dof_value: zarr.Array, tail: zarr.Array | None, layout: Any) -> tuple:
+    """``(first, last)``, each ``(n_chunks, individual, dof)``: every chunk's first and last frame.
+
+    Both in one orthogonal selection each (zarr reads the chunks they touch concurrently);
+    the last frames from the markers' tails when the store has them (small arrays).
+    """
+    bounds = np.array([layout.bounds(k) for k in range(layout.n_chunks)])
+    first = np.asarray(dof_value.get_orthogonal_selection((bounds[:, 0], slice(None), slice(None))))
+    if tail is not None:
+        last = np.asarray(
+            tail.get_orthogonal_selection((slice(None), -1, slice(None), slice(None)))
+        )
+    else:
+        last = np.asarray(
+            dof_value.get_orthogonal_selection((bounds[:, 1] - 1, slice(None), slice(None)))
+        )
+    return first, last
+
+
+async def _rewrite(path: str, layout: Any, shifts: dict[int, np.ndarray], extra: list[str]) -> None:
+    """Add ``shifts[k]`` ``(individual, dof)`` to chunk ``k``'s frames and its marker rows.
+
+    At most a few chunks at a time are in memory; their reads, encodings and writes overlap
+    in zarr's event loop.
+    """
+    group = await zarr.api.asynchronous.open_group(store=path, mode="r+", zarr_format=3)
+    dof_value = await group.getitem("dof_value")
+    rows = [await _resolve(group, name) for name in extra]
+    gate = asyncio.Semaphore(4)
+
+    async def one(k: int, shift: np.ndarray) -> None:
+        start, stop = layout.bounds(k)
+        async with gate:
+            block = await dof_value.getitem(slice(start, stop))
+            await dof_value.setitem(slice(start, stop), block + shift)
+            for array in rows:
+                await array.setitem(k, await array.getitem(k) + shift)
+
+    await asyncio.gather(*(one(k, shift) for k, shift in shifts.items()))
+
+
+async def _resolve(group, name: str):
+    """The array at ``name`` (``"markers/tail"`` style paths) of an asynchronous group."""
+    node = group
+    for part in name.split("/"):
+        node = await node.getitem(part)
+    return node
+
+
 def align_chunk_turns(
     path: str | Path,
     layout: Any,
@@ -44,6 +96,10 @@ def align_chunk_turns(
     upper: np.ndarray,
 ) -> int:
     """Turn each chunk of a fully written fit store onto the branch of the one before it.
+
+    The chunks' first and last frames are read once, the turns chained through them in
+    memory, and only the chunks that turn are read in full (for the limit check, when a
+    turned coordinate has limits) and rewritten.
 
     Parameters
     ----------
@@ -64,30 +120,28 @@ def align_chunk_turns(
         return 0
     group = zarr.open_group(str(path), mode="r+", zarr_format=3)
     dof_value = group["dof_value"]  # (time, individual, dof)
-    extra = [group["seam_dof_value"]]  # (seam, overlap, individual, dof)
     markers = group[MARKERS]
-    if TAIL in markers:
-        extra.append(markers[TAIL])
+    tail = markers.get(TAIL)
+    extra = ["seam_dof_value"] + ([f"{MARKERS}/{TAIL}"] if tail is not None else [])
     cols = np.flatnonzero(periodic)
     lo, hi = np.asarray(lower)[cols], np.asarray(upper)[cols]
-    turned = 0
+    bounded = np.isfinite(lo) | np.isfinite(hi)
+    first, last = _seam_rows(dof_value, tail, layout)
+    first, last = first[..., cols], last[..., cols]
+    shifts: dict[int, np.ndarray] = {}
+    previous = np.zeros(first.shape[1:])  # chunk k-1's turns (individual, periodic dof)
     for k in range(1, layout.n_chunks):
-        start, stop = layout.bounds(k)
-        before = np.asarray(dof_value[start - 1])[:, cols]
-        first = np.asarray(dof_value[start])[:, cols]
         with np.errstate(invalid="ignore"):
-            turns = np.rint((before - first) / TWO_PI)
+            turns = np.rint((last[k - 1] + TWO_PI * previous - first[k]) / TWO_PI)
         turns = np.where(np.isfinite(turns), turns, 0.0)
-        if not turns.any():
-            continue
-        block = np.asarray(dof_value[start:stop])
-        turns = _turns_inside(turns, block[..., cols], lo, hi)
-        if not turns.any():
-            continue
-        shift = np.zeros(block.shape[1:])
-        shift[:, cols] = TWO_PI * turns
-        dof_value[start:stop] = block + shift
-        for array in extra:
-            array[k] = np.asarray(array[k]) + shift
-        turned += 1
-    return turned
+        if (turns[:, bounded] != 0).any():
+            start, stop = layout.bounds(k)
+            turns = _turns_inside(turns, np.asarray(dof_value[start:stop])[..., cols], lo, hi)
+        previous = turns
+        if turns.any():
+            shift = np.zeros((first.shape[1], periodic.shape[0]))
+            shift[:, cols] = TWO_PI * turns
+            shifts[k] = shift
+    if shifts:
+        sync(_rewrite(str(path), layout, shifts, extra))
+    return len(shifts)
