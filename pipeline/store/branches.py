@@ -39,22 +39,16 @@ def _turns_inside(
     return np.where(outside.any(axis=0), 0.0, turns)
 
 
-def _seam_rows(dof_value: zarr.Array, tail: zarr.Array | None, layout: Any) -> tuple:
+def _seam_rows(dof_value: zarr.Array, layout: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(first, last)``, each ``(n_chunks, individual, dof)``: every chunk's first and last frame.
 
-    Both in one orthogonal selection each (zarr reads the chunks they touch concurrently);
-    the last frames from the markers' tails when the store has them (small arrays).
+    One orthogonal selection of ``dof_value`` itself (each zarr chunk holding them is read
+    once), so a rerun after an interrupted rewrite sees the frames as they are stored.
     """
     bounds = np.array([layout.bounds(k) for k in range(layout.n_chunks)])
-    first = np.asarray(dof_value.get_orthogonal_selection((bounds[:, 0], slice(None), slice(None))))
-    if tail is not None:
-        last = np.asarray(
-            tail.get_orthogonal_selection((slice(None), -1, slice(None), slice(None)))
-        )
-    else:
-        last = np.asarray(
-            dof_value.get_orthogonal_selection((bounds[:, 1] - 1, slice(None), slice(None)))
-        )
+    rows = np.unique(np.concatenate([bounds[:, 0], bounds[:, 1] - 1]))
+    values = np.asarray(dof_value.get_orthogonal_selection((rows, slice(None), slice(None))))
+    first, last = (values[np.searchsorted(rows, frames)] for frames in bounds.T - [[0], [1]])
     return first, last
 
 
@@ -66,7 +60,7 @@ async def _rewrite(path: str, layout: Any, shifts: dict[int, np.ndarray], extra:
     """
     group = await zarr.api.asynchronous.open_group(store=path, mode="r+", zarr_format=3)
     dof_value = await group.getitem("dof_value")
-    rows = [await _resolve(group, name) for name in extra]
+    rows = [await group.getitem(name) for name in extra]  # "markers/tail": a path
     gate = asyncio.Semaphore(4)
 
     async def one(k: int, shift: np.ndarray) -> None:
@@ -78,14 +72,6 @@ async def _rewrite(path: str, layout: Any, shifts: dict[int, np.ndarray], extra:
                 await array.setitem(k, await array.getitem(k) + shift)
 
     await asyncio.gather(*(one(k, shift) for k, shift in shifts.items()))
-
-
-async def _resolve(group, name: str):
-    """The array at ``name`` (``"markers/tail"`` style paths) of an asynchronous group."""
-    node = group
-    for part in name.split("/"):
-        node = await node.getitem(part)
-    return node
 
 
 def align_chunk_turns(
@@ -121,12 +107,11 @@ def align_chunk_turns(
     group = zarr.open_group(str(path), mode="r+", zarr_format=3)
     dof_value = group["dof_value"]  # (time, individual, dof)
     markers = group[MARKERS]
-    tail = markers.get(TAIL)
-    extra = ["seam_dof_value"] + ([f"{MARKERS}/{TAIL}"] if tail is not None else [])
+    extra = ["seam_dof_value"] + ([f"{MARKERS}/{TAIL}"] if TAIL in markers else [])
     cols = np.flatnonzero(periodic)
     lo, hi = np.asarray(lower)[cols], np.asarray(upper)[cols]
     bounded = np.isfinite(lo) | np.isfinite(hi)
-    first, last = _seam_rows(dof_value, tail, layout)
+    first, last = _seam_rows(dof_value, layout)
     first, last = first[..., cols], last[..., cols]
     shifts: dict[int, np.ndarray] = {}
     previous = np.zeros(first.shape[1:])  # chunk k-1's turns (individual, periodic dof)
