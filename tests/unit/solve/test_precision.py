@@ -192,3 +192,37 @@ def test_solve_sequences_names_a_malformed_sequence(quickik_fly):
         solve_sequences(plan, [native[:10], native[:10, :, :2]])
     with pytest.raises(ObservationError, match=r"weights\[0\] has shape \(10,\)"):
         solve_sequences(plan, [native[:10], native[:10]], [np.ones(10), None])
+
+
+def test_structural_observability_is_the_tree_walk_on_every_tree_in_turn():
+    """The cached ``below`` structure (keyed on the tree) answers for each tree, not the last.
+
+    Reference: a DOF is observable when an observed keypoint's joint has the DOF's joint
+    as a strict ancestor, walked up ``parent_indices`` one frame at a time.
+    """
+    rng = np.random.default_rng(33)
+    plans = [
+        random_plan(rng, n_joints=5, fixed_base=False),
+        random_plan(rng, n_joints=9, fixed_base=True),
+        random_plan(rng, n_joints=7, fixed_base=False),
+    ]
+    for plan in plans * 2:  # alternate: a stale cache entry would answer for another tree
+        parent = plan.parent_indices
+        targets = np.array(forward_kinematics(plan, *random_pose(plan, rng, n=4)))  # (4, J, 3)
+        targets[1, rng.integers(plan.n_joints)] = np.nan
+        targets[2] = np.nan
+        targets[3, : plan.n_joints // 2] = np.nan
+        prob, _ = prepare_problem(plan, targets, None, SolverConfig(), None)
+        got = structural_observable(prob)
+        seen = np.isfinite(targets).all(-1)
+        want = np.zeros((4, plan.n_dofs), bool)
+        for d, owner in enumerate(plan.dof_joint):
+            for j in np.flatnonzero(seen.any(0)):
+                up = parent[j]
+                while up >= 0 and up != owner:
+                    up = parent[up]
+                if up == owner:
+                    want[:, d] |= seen[:, j]
+        np.testing.assert_array_equal(got[:, prob.model.n_root :], want)
+        root = got[:, : prob.model.n_root]
+        assert root.shape[1] == 0 or (root == seen.any(1)[:, None]).all()
