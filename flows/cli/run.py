@@ -55,6 +55,7 @@ def _run(config: Any, force: bool, verbose: bool = False) -> Any:
     prepare_prefect_env()
     from flows.archive import reprocess_archive
     from flows.cli.cluster import interruptible
+    from flows.ephemeral import start_ephemeral_server
     from flows.progress import progress_hook
     from pipeline.cluster import interrupted
 
@@ -73,7 +74,11 @@ def _run(config: Any, force: bool, verbose: bool = False) -> Any:
             stages[stage] = bars.add_task(stage, total=total)
         bars.update(stages[stage], completed=done, total=total)
 
+    ephemeral = start_ephemeral_server()  # in the background, deaf to Ctrl-C
     _compile_kernels()
+    if ephemeral is not None:
+        with console.status("starting Prefect's ephemeral server"):
+            ephemeral.wait()
     say(f"reprocessing {q(config.archive.path)} (Prefect flow reprocess-archive)")
     with interruptible(), bars, progress_hook(update):  # Ctrl-C/SIGTERM: jobs cancelled
         try:
