@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -77,7 +78,7 @@ def _local(config: ClusterConfig) -> Any:
 
     key = "distributed.nanny.pre-spawn-environ"
     pre_spawn = {**(dask.config.get(key, default={}) or {}), **PRE_SPAWN_ENV}
-    with dask.config.set({key: pre_spawn}):
+    with _workers_deaf_to_ctrl_c(), dask.config.set({key: pre_spawn}):
         return LocalCluster(
             n_workers=config.n_workers,
             threads_per_worker=1,
@@ -87,6 +88,29 @@ def _local(config: ClusterConfig) -> Any:
             dashboard_address=config.dashboard_address,
             silence_logs=_worker_log_level(),
         )
+
+
+@contextmanager
+def _workers_deaf_to_ctrl_c() -> Iterator[None]:
+    """Within: SIGINT is ignored, so worker processes spawned meanwhile inherit it ignored.
+
+    A terminal's Ctrl-C goes to the whole process group. Local workers that hear it die
+    on their own, each printing a ``KeyboardInterrupt`` traceback (or, caught while its
+    interpreter starts, ``Fatal Python error: init_import_site``) into kinefit's terminal;
+    kinefit closes the cluster itself on Ctrl-C, so they need not hear it. An ignored
+    signal is the one disposition that survives ``exec`` (Python then installs no
+    ``KeyboardInterrupt`` handler), and ``LocalCluster`` returns only once its workers
+    have started. The cost: a Ctrl-C during the cluster's 1-3 s start is not seen. Only
+    in the main thread (the only one that may set handlers); elsewhere a no-op.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _worker_log_level() -> int:

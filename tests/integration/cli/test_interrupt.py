@@ -47,7 +47,13 @@ def test_ctrl_c_during_the_fits_stops_cleanly_and_a_rerun_resumes(tmp_path):
         seen.append(line)
         if line.startswith("reprocessing"):
             break
-    time.sleep(4.0)
+    # the cluster is up once a session is ingested (on it); a second later the work is
+    # in flight. (A Ctrl-C during the cluster's own 1-3 s start is not seen: its workers
+    # are started deaf to SIGINT, see pipeline.cluster.client.)
+    deadline = time.monotonic() + 300
+    while not list((out / "tracks").glob("*.zarr")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)
     os.killpg(process.pid, signal.SIGINT)
     try:
         stdout, stderr = process.communicate(timeout=90)
