@@ -41,9 +41,11 @@ TIME_SLACK = 1e-9
 def ik_solver_config(accuracy: float) -> SolverConfig:
     """OpenSim's objective, converged at least as far as OpenSim's tool converges it.
 
-    No neutral prior (OpenSim has none), absolute units (metres), steps stopped below
-    ``accuracy`` (m and rad), no early stop on a small relative gain, and one sequence
-    warm-started frame after frame from the first (``lanes=1``), as OpenSim's tool runs:
+    No neutral prior (OpenSim has none), absolute units (metres), frames stopped when the
+    distance still left to the optimum is estimated below ``accuracy`` (m and rad;
+    ``tolerance_on="distance"``), no early stop on a small relative gain, and one
+    sequence warm-started frame after frame from the first (``lanes=1``), as OpenSim's
+    tool runs, each frame from a constant-velocity prediction of the two before it:
     lanes would start segments cold, and on Pose2Sim's full-body model cold starts land
     arm rotations in other minima (arm_rot_l 127 deg RMS off Pose2Sim's published angles
     with the default lanes, where OpenSim's own IK is 8 off them; with one lane every
@@ -52,11 +54,12 @@ def ik_solver_config(accuracy: float) -> SolverConfig:
     Notes
     -----
     Marker residuals of centimetres make Gauss-Newton converge linearly (about tenfold per
-    step on Gait2392's walk), so a step below ``accuracy`` leaves about a tenth of it to go:
-    on subject01 at OpenSim's 1e-5 the angles end within 2e-4 deg and the objective within
-    1e-10 (relative) of a fit run to 1e-9, with 5.8 iterations per frame instead of 9.0,
-    while OpenSim's own tool ends up to 0.12 deg from that optimum (2026-12-07,
-    ``benchmarks/opensim_ik.py``).
+    step on Gait2392's walk), so a step below ``accuracy`` leaves about a tenth of it to
+    go, and the step rule over-converges. On subject01 at OpenSim's 1e-5 every frame ends
+    within 2e-5 (rad, m) of a fit run to 1e-12 (``tests/unit/solve/test_distance_rule.py``)
+    with 4.6 iterations per frame, where stopping on the step took 5.8 from the previous
+    frame's solution; OpenSim's own tool ends up to 0.12 deg from that optimum
+    (2026-12-07, ``benchmarks/opensim_ik.py``).
     """
     tol = float(accuracy)
     return SolverConfig(
@@ -64,6 +67,8 @@ def ik_solver_config(accuracy: float) -> SolverConfig:
         length_scale=1.0,
         position_tolerance=tol,
         angle_tolerance=tol,
+        tolerance_on="distance",
+        warm_start="velocity",
         cost_tolerance=0.0,
         n_iterations=200,
         uncertainty=False,

@@ -32,7 +32,9 @@ here, and each rule names its implementations:
   rejected one by :data:`LM_GROW`.
 - **Stop** (:func:`stop_reason`, codes :data:`STOP_REASONS`): a frame has *converged* when
   its applied update is
-  under both tolerances (``gn``: every step; ``lm``: an accepted step), when an accepted
+  under both tolerances (:func:`small_update`, which with ``tolerance_on="distance"``
+  bounds the distance left estimated from the update's rate instead; ``gn``: every step;
+  ``lm``: an accepted step), when an accepted
   LM step lowers the objective by at most ``cost_tolerance`` relative, or when an LM step
   changes it by at most :data:`FLAT_RTOL` relative (a stationary point in the working
   precision); it has *stalled* when the LM damping passes :data:`LM_MAX_DAMPING` (no
@@ -63,6 +65,7 @@ in both engines.
 
 from __future__ import annotations
 
+import math
 import typing
 from types import MappingProxyType
 from typing import Literal
@@ -87,8 +90,10 @@ __all__ = [
     "LOSS_CODES",
     "LOSS_NAMES",
     "CONVERGED",
+    "RATE_TRUSTED",
     "MAX_ITERATIONS",
     "NO_OBSERVATIONS",
+    "NO_UPDATE",
     "STALLED",
     "STOP_REASONS",
     "LossName",
@@ -98,9 +103,11 @@ __all__ = [
     "held_coordinates",
     "initial_damping",
     "lane_rules",
+    "lane_small_updates",
     "limits_held",
     "next_damping",
     "observed_only",
+    "small_update",
     "stop_reason",
 ]
 
@@ -126,6 +133,10 @@ LM_MAX_DAMPING = 1e10
 #: Relative objective change at most this (against ``max(cost, 1e-30)``) is flat.
 FLAT_RTOL = 1e-14
 FLAT_FLOOR = 1e-30
+#: Largest shrink rate of accepted updates that :func:`small_update` extrapolates from.
+RATE_TRUSTED = 0.5
+#: :func:`small_update`'s ``last_pos`` / ``last_ang`` of a frame with no accepted update yet.
+NO_UPDATE = -1.0
 
 #: Slack of the ball cone test in ulps of the working precision: ``e > 1 + 16 eps``.
 BALL_SLACK_ULPS = 16
@@ -313,6 +324,71 @@ def next_damping(gn: bool, lam: float, accepted: bool, floor: float) -> float:
     if gn:
         return lam
     return max(lam * LM_SHRINK, floor) if accepted else lam * LM_GROW
+
+
+@nb.njit(**INLINE)
+def _shrink(update: float, last: float) -> float:
+    """``update / last``: 0 for no update, inf after a zero one."""
+    if update == 0.0:
+        return 0.0
+    return update / last if last > 0.0 else math.inf
+
+
+@nb.njit(**INLINE)
+def small_update(
+    max_pos: float,
+    max_ang: float,
+    last_pos: float,
+    last_ang: float,
+    pos_tol: float,
+    ang_tol: float,
+    distance: bool,
+) -> bool:
+    """The **Stop** rule's *small*: the update is under both tolerances.
+
+    Parameters
+    ----------
+    max_pos, max_ang : float
+        The applied update's largest position (length units) and angle (rad) change.
+    last_pos, last_ang : float
+        The same of the frame's last accepted update before it; :data:`NO_UPDATE` when
+        there is none (the frame's first, or the first after a rejected LM step).
+    pos_tol, ang_tol : float
+        The tolerances (length units, rad).
+    distance : bool
+        ``SolverConfig.tolerance_on == "distance"``: bound the distance still left to the
+        optimum, ``update * r / (1 - r)`` with ``r`` the larger shrink ratio of the
+        two, when ``r < RATE_TRUSTED`` (a linearly converging iteration's remaining
+        steps sum to that); the update itself otherwise.
+
+    Returns
+    -------
+    bool
+    """
+    f = 1.0
+    if distance and last_ang != NO_UPDATE:
+        r = max(_shrink(max_pos, last_pos), _shrink(max_ang, last_ang))
+        if r < RATE_TRUSTED:
+            f = r / (1.0 - r)
+    return max_pos * f < pos_tol and max_ang * f < ang_tol
+
+
+@nb.njit(**JIT)
+def lane_small_updates(
+    max_pos: np.ndarray,
+    max_ang: np.ndarray,
+    last: np.ndarray,
+    pos_tol: float,
+    ang_tol: float,
+    distance: bool,
+) -> np.ndarray:
+    """:func:`small_update` on every lane: ``(L,)`` updates, ``last`` ``(L, 2)``."""
+    n = max_pos.shape[0]
+    small = np.empty(n, np.bool_)
+    for i in range(n):
+        small[i] = small_update(float(max_pos[i]), float(max_ang[i]), last[i, 0], last[i, 1],
+                                pos_tol, ang_tol, distance)  # fmt: skip
+    return small
 
 
 @nb.njit(**INLINE)

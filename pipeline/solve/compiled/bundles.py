@@ -72,6 +72,7 @@ class Settings(NamedTuple):
     ``lam0`` the starting damping (:func:`~pipeline.solve.rules.initial_damping`);
     ``neutral_weight``, ``position_tolerance`` and ``angle_floor`` the effective
     (size-scaled) values (:meth:`~pipeline.solve.config.SolverConfig.effective`);
+    ``distance``: ``tolerance_on == "distance"`` (:func:`~pipeline.solve.rules.small_update`);
     ``chained``, ``velocity``, ``kabsch`` the warm/cold start rules; ``uncertainty``
     fills :class:`Outputs`' ``information``, ``inverse`` and ``moments``.
     """
@@ -84,6 +85,7 @@ class Settings(NamedTuple):
     lam0: float
     position_tolerance: float
     angle_tolerance: float
+    distance: bool
     cost_tolerance: float
     loss: int
     loss_scale: float
@@ -197,6 +199,7 @@ def settings(
         lam0=float(initial_damping(config.mode, config.damping, config.lm_initial_damping)),
         position_tolerance=float(position_tolerance),
         angle_tolerance=float(config.angle_tolerance),
+        distance=config.tolerance_on == "distance",
         cost_tolerance=float(config.cost_tolerance),
         loss=LOSS_CODES[config.loss],
         loss_scale=float(config.loss_scale),

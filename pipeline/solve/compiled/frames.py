@@ -37,8 +37,10 @@ from pipeline.solve.rules import (
     INLINE,
     MAX_ITERATIONS,
     NO_OBSERVATIONS,
+    NO_UPDATE,
     accepts,
     next_damping,
+    small_update,
     stop_reason,
 )
 
@@ -155,6 +157,7 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
         it = 0
         cost = 0.0
         fresh = False  # the forward pass and objective of q are in place (an accepted step's)
+        last_pos = last_ang = NO_UPDATE  # the last accepted update (small_update)
         while it < cfg.n_iterations:
             it += 1
             if not fresh:
@@ -172,7 +175,8 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
             )
             advance_half_angles(q, q_new, half, half_new)
             ok = finite and math.isfinite(cost)
-            small = max_pos < cfg.position_tolerance and max_ang < cfg.angle_tolerance
+            small = small_update(max_pos, max_ang, last_pos, last_ang, cfg.position_tolerance,
+                                 cfg.angle_tolerance, cfg.distance)  # fmt: skip
             cand = cost
             tried = ok and not gn
             if tried:  # with the screws: an accepted step's next iteration starts from them
@@ -192,8 +196,10 @@ def solve_frames_kernel(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, o
                 act, act_new = act_new, act
                 half, half_new = half_new, half
                 cost = cand
+                last_pos, last_ang = max_pos, max_ang
             else:
                 fill(act, False)  # the pose is kept
+                last_pos = last_ang = NO_UPDATE
             fresh = accepted and tried
             if done:
                 break

@@ -48,7 +48,7 @@ class LaneWorkspace(NamedTuple):
     g: np.ndarray  # (n_state, L)
     step: np.ndarray  # (n_state, L)
     sums: np.ndarray  # (2, L) the objective's prior and task sums
-    lane: np.ndarray  # (12, L) float64: per-lane scalars (see solve_lanes_kernel)
+    lane: np.ndarray  # (14, L) float64: per-lane scalars (see solve_lanes_kernel)
     ok: np.ndarray  # (6, L) bool: per-lane flags
     rot3: np.ndarray  # (3, 3)
 
@@ -93,7 +93,7 @@ def lane_workspace(tb: Tables) -> LaneWorkspace:
         g=np.zeros((ns, L)),
         step=np.zeros((ns, L)),
         sums=np.zeros((2, L)),
-        lane=np.zeros((12, L)),
+        lane=np.zeros((14, L)),
         ok=np.zeros((6, L), np.bool_),
         rot3=np.zeros((3, 3)),
     )

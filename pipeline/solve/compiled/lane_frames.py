@@ -29,13 +29,22 @@ from pipeline.solve.compiled.lane_step import advance_half_lanes, apply_step_lan
 from pipeline.solve.compiled.loop import task_row
 from pipeline.solve.compiled.so3 import quat_to_matrix
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import INLINE, MAX_ITERATIONS, accepts, next_damping, stop_reason
+from pipeline.solve.rules import (
+    INLINE,
+    MAX_ITERATIONS,
+    NO_UPDATE,
+    accepts,
+    next_damping,
+    small_update,
+    stop_reason,
+)
 
 __all__ = ["solve_lanes_kernel"]
 
 
 # rows of LaneWorkspace.lane
 _FRAME, _END, _IT, _LAM, _COST, _CAND, _MAXP, _MAXA, _SEQ, _REASON, _INV, _LK = range(12)
+_LASTP, _LASTA = 12, 13  # the last accepted update's (small_update)
 # rows of LaneWorkspace.ok
 _BUSY, _FRESH, _FINITE, _SOLVED, _ACCEPTED, _DONE = range(6)
 
@@ -114,6 +123,7 @@ def _load(tb: Tables, inp: Inputs, cfg: Settings, ws: Workspace, out: Outputs,
     lane[_FRAME, ln] = t
     lane[_IT, ln] = 0
     lane[_LAM, ln] = cfg.lam0
+    lane[_LASTP, ln] = lane[_LASTA, ln] = NO_UPDATE
     lane[_COST, ln] = 0.0
     lane[_REASON, ln] = MAX_ITERATIONS
     lw.ok[_FRESH, ln] = False
@@ -273,8 +283,9 @@ def solve_lanes_kernel(
                 continue
             cost = lane[_COST, ln]
             fin = ok[_FINITE, ln] and math.isfinite(cost)
-            small = (lane[_MAXP, ln] < cfg.position_tolerance
-                     and lane[_MAXA, ln] < cfg.angle_tolerance)  # fmt: skip
+            small = small_update(lane[_MAXP, ln], lane[_MAXA, ln], lane[_LASTP, ln],
+                                 lane[_LASTA, ln], cfg.position_tolerance, cfg.angle_tolerance,
+                                 cfg.distance)  # fmt: skip
             tried = fin and not gn
             cand = lane[_CAND, ln] if tried else cost
             accepted = accepts(gn, fin, cost, cand)
@@ -287,5 +298,8 @@ def solve_lanes_kernel(
             ok[_DONE, ln] = done or lane[_IT, ln] >= cfg.n_iterations
             if accepted:
                 lane[_COST, ln] = cand
+                lane[_LASTP, ln], lane[_LASTA, ln] = lane[_MAXP, ln], lane[_MAXA, ln]
+            else:
+                lane[_LASTP, ln] = lane[_LASTA, ln] = NO_UPDATE
             ok[_FRESH, ln] = accepted and tried
         _keep_accepted(lw)

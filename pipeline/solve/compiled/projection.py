@@ -54,8 +54,10 @@ from pipeline.solve.rules import (
     HUBER,
     JIT,
     MAX_ITERATIONS,
+    NO_UPDATE,
     accepts,
     next_damping,
+    small_update,
     stop_reason,
 )
 from pipeline.solve.temporal.uncertainty import FrameMoments
@@ -290,6 +292,7 @@ def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch
         fill(act, False)
         reason = MAX_ITERATIONS
         it = 0
+        last_pos = last_ang = NO_UPDATE  # the last accepted update (small_update)
         while it < cfg.n_iterations:
             it += 1
             quat_to_matrix(rq, root_rot)
@@ -306,7 +309,8 @@ def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch
                 tb, q, rp, rq, ws.step, q_new, rp_new, rq_new, act_new
             )
             ok = finite and math.isfinite(cost)
-            small = max_pos < cfg.position_tolerance and max_ang < cfg.angle_tolerance
+            small = small_update(max_pos, max_ang, last_pos, last_ang, cfg.position_tolerance,
+                                 cfg.angle_tolerance, cfg.distance)  # fmt: skip
             cand = cost
             if ok and not gn:
                 quat_to_matrix(rq_new, root_rot)
@@ -322,8 +326,10 @@ def _kernel(tb, cam, inp: Inputs, cfg: Settings, ws: Workspace, px: PixelScratch
                 rp, rp_new = rp_new, rp
                 rq, rq_new = rq_new, rq
                 act, act_new = act_new, act
+                last_pos, last_ang = max_pos, max_ang
             else:
                 fill(act, False)  # the pose is kept
+                last_pos = last_ang = NO_UPDATE
             if done:
                 break
         copy(q, out.dof_value[t])

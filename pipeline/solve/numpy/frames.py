@@ -29,15 +29,25 @@ from pipeline.solve.numpy.pose import (
 )
 from pipeline.solve.problem import Problem
 from pipeline.solve.result import FitResult
-from pipeline.solve.rules import MAX_ITERATIONS, initial_damping, lane_rules
+from pipeline.solve.rules import (
+    MAX_ITERATIONS,
+    NO_UPDATE,
+    initial_damping,
+    lane_rules,
+    lane_small_updates,
+)
 
 __all__ = ["frames_in_lanes", "sequence_in_lanes"]
 
 _BATCH = 1024  # lanes per numpy call in solve_frames (bounds memory)
 
 
-def _iterate(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarray):
+def _iterate(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarray, last: np.ndarray):
     """One GN or LM iteration for a batch of lanes.
+
+    ``last`` ``(L, 2)``: each lane's last accepted update (largest position and angle
+    change; :data:`~pipeline.solve.rules.NO_UPDATE` for none), updated in place
+    (:func:`~pipeline.solve.rules.small_update`).
 
     A lane whose objective overflows (far targets or huge weights in the working
     precision) or whose step would leave a non-finite pose keeps its pose and is never
@@ -57,10 +67,10 @@ def _iterate(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarray):
         Updated damping.
     """
     with np.errstate(over="ignore", invalid="ignore"):  # overflowing lanes are caught below
-        return _iterate_lanes(prob, frames, pose, lam)
+        return _iterate_lanes(prob, frames, pose, lam, last)
 
 
-def _iterate_lanes(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarray):
+def _iterate_lanes(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarray, last):
     cfg, model = prob.config, prob.model
     gn = cfg.mode == "gn"
     ev = evaluate(prob, frames, pose.root_pos, pose.root_quat, pose.q, need_jac=True)
@@ -77,13 +87,17 @@ def _iterate_lanes(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarra
     if not ok.all():  # a lane that overflowed keeps its pose
         bad = np.flatnonzero(~ok)
         new.put(bad, pose.take(bad))
-    small = (max_pos < prob.position_tolerance) & (max_ang < cfg.angle_tolerance)
+    distance = cfg.tolerance_on == "distance"
+    small = lane_small_updates(max_pos, max_ang, last, float(prob.position_tolerance),
+                               float(cfg.angle_tolerance), distance)  # fmt: skip
     cand = ev.cost
     if not gn:
         cand = evaluate(prob, frames, new.root_pos, new.root_quat, new.q, need_jac=False).cost
     accept, lam, reason, done = lane_rules(
         gn, ok, small, ev.cost, cand, lam, cfg.damping, cfg.cost_tolerance
     )
+    last[:, 0] = np.where(accept, max_pos, NO_UPDATE)
+    last[:, 1] = np.where(accept, max_ang, NO_UPDATE)
     keep = ~accept & ok  # rejected LM steps (the overflowed lanes are kept already)
     if keep.any():
         new.root_pos[keep] = pose.root_pos[keep]
@@ -102,11 +116,14 @@ def frames_in_lanes(prob: Problem, pose: Pose) -> FitResult:
     limit_active = np.zeros((t, prob.plan.n_dofs), bool)
     lam0 = initial_damping(config.mode, config.damping, config.lm_initial_damping)
     lam = np.full(t, lam0, prob.model.dtype)
+    last = np.full((t, 2), NO_UPDATE)
     for start in range(0, t, _BATCH):
         todo = all_frames[start : start + _BATCH]
         while todo.size:
             sub = pose.take(todo)
-            new, done, reason, active, lam[todo] = _iterate(prob, todo, sub, lam[todo])
+            step_last = last[todo]
+            new, done, reason, active, lam[todo] = _iterate(prob, todo, sub, lam[todo], step_last)
+            last[todo] = step_last
             pose.put(todo, new)
             iterations[todo] += 1
             limit_active[todo] = active
@@ -146,11 +163,16 @@ def sequence_in_lanes(prob: Problem) -> FitResult:
     n_hist = np.zeros(n_lanes, np.intp)
     lam0 = initial_damping(config.mode, config.damping, config.lm_initial_damping)
     lam = np.full(n_lanes, lam0, model.dtype)
+    last = np.full((n_lanes, 2), NO_UPDATE)
     it = np.zeros(n_lanes, np.int32)
     live = np.arange(n_lanes)
     while live.size:
         sub = pose.take(live)
-        new, done, reason, active, lam[live] = _iterate(prob, frame[live], sub, lam[live])
+        step_last = last[live]
+        new, done, reason, active, lam[live] = _iterate(
+            prob, frame[live], sub, lam[live], step_last
+        )
+        last[live] = step_last
         pose.put(live, new)
         it[live] += 1
         fin = done | (it[live] >= config.n_iterations)
@@ -169,6 +191,7 @@ def sequence_in_lanes(prob: Problem) -> FitResult:
             frame[lanes] += 1
             it[lanes] = 0
             lam[lanes] = lam0
+            last[lanes] = NO_UPDATE
             going = lanes[frame[lanes] < stop[lanes]]
             if going.size:
                 hist = n_hist[going] if config.warm_start == "velocity" else 0 * n_hist[going]

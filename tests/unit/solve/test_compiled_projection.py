@@ -63,11 +63,18 @@ def test_compiled_frames_equal_numpy_frames(rig, loss):
     assert got["compiled"].converged.mean() > 0.9
 
 
-def test_compiled_sequence_equals_numpy_single_lane(rig):
+@pytest.mark.parametrize("tolerance_on", ["step", "distance"])
+def test_compiled_sequence_equals_numpy_single_lane(rig, tolerance_on):
     plan, cams, pix, conf = rig
     mapper = CalibratedCameras(cams)
     got = {
-        engine: solve_sequence(plan, pix, conf, SolverConfig(engine=engine, lanes=1), mapper=mapper)
+        engine: solve_sequence(
+            plan,
+            pix,
+            conf,
+            SolverConfig(engine=engine, lanes=1, tolerance_on=tolerance_on),
+            mapper=mapper,
+        )
         for engine in ("compiled", "numpy")
     }
     _agree(got["compiled"], got["numpy"])

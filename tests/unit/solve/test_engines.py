@@ -119,6 +119,7 @@ SOLVERS = {
     "lm_l2": {"mode": "lm"},
     "gn_huber": {"loss": "huber", "loss_scale": 0.01},
     "lm_cauchy": {"mode": "lm", "loss": "cauchy", "loss_scale": 0.01},
+    "lm_distance": {"mode": "lm", "tolerance_on": "distance"},
 }
 
 

@@ -35,6 +35,7 @@ CONFIGS = {
     "quickik": SolverConfig.quickik(),
     "defaults": SolverConfig(),
     "huber-velocity": SolverConfig(loss="huber", warm_start="velocity", mode="lm"),
+    "distance-velocity": SolverConfig(tolerance_on="distance", warm_start="velocity"),
 }
 
 
