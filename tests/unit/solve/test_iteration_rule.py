@@ -78,6 +78,23 @@ def test_both_compiled_kernels_call_the_shared_rule_and_damping(module):
     assert {"accepts", "next_damping", "stop_reason", "damp_system"} <= calls
 
 
+@pytest.mark.parametrize(
+    ("module", "function", "rule"),
+    [
+        ("compiled/frames.py", "solve_frames_kernel", "small_update"),
+        ("compiled/projection.py", "_kernel", "small_update"),
+        ("compiled/lane_frames.py", "solve_lanes_kernel", "small_update"),
+        ("numpy/frames.py", "_iterate_lanes", "lane_small_updates"),
+        ("rules.py", "lane_small_updates", "small_update"),
+    ],
+)
+def test_every_loop_decides_small_with_the_shared_rule(module, function, rule):
+    """``SolverConfig.tolerance_on`` is read in one function; every loop asks it."""
+    assert rule in _called(_function(SOLVE / module, function))
+    text = (SOLVE / module).read_text()
+    assert "< cfg.angle_tolerance" not in text and "< cfg.position_tolerance" not in text
+
+
 def test_the_numpy_lanes_call_the_shared_rule_and_it_calls_the_scalar_rule():
     assert "lane_rules" in _called(_function(SOLVE / "numpy/frames.py", LOOPS["numpy/frames.py"]))
     lanes = _function(SOLVE / "rules.py", "lane_rules")
