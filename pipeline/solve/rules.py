@@ -9,22 +9,22 @@ here, and each rule names its implementations:
   neutral_k)^2``, ``rho`` the robust loss of :data:`LOSS_CODES` (``numpy/forward.py
   evaluate``, ``compiled/forward.py objective``).
 - **Step**: the damped Gauss-Newton step, relative damping ``lam * max(A_ii, 1)`` added
-  after the prior (``numpy/normal.py solve_blocks``, ``compiled/loop.py damp_system``); a system
-  that cannot be factored gives a zero step. A *held* coordinate (:func:`held`: locked,
+  after the prior (``numpy/normal.py solve_blocks``, ``compiled/loop.py damp_system``); a
+  system that cannot be factored gives a zero step. A *held* coordinate (locked,
   ``lower == upper``, as OpenSim's locked coordinates import) is taken out of the system,
   its row and column replaced by the identity and its gradient by 0, so its step is 0
   and the others take the Gauss-Newton step of the remaining coordinates
   (``numpy/normal.py solve_blocks``). Left in, the step would move it and the clamp take
   the move back, and what remains of the step is no descent direction: on a 37-DOF
   OpenSim model with 8 locked coordinates LM then rejects every other step.
-  A coordinate *at a limit* whose gradient points out of its range (:func:`at_limit`:
-  ``q <= lower`` with the descent gradient below 0, or ``q >= upper`` above 0) is held
+  A coordinate *at a limit* whose gradient points out of its range (``q <= lower`` with
+  the descent gradient below 0, or ``q >= upper`` above 0) is held
   the same way for that step, the active set of a projected Gauss-Newton step
   (``numpy/normal.py solve_blocks``, ``compiled/loop.py damp_system``), and counts as
   limit-active. Left in, the step spends itself on the coordinate the clamp then holds
   and the others creep: on Pose2Sim's demo (subtalar at its limit) Gauss-Newton stopped
   at an objective 8 % above the optimum, and LM took 100-350 iterations on a fifth of
-  the frames.
+  the frames. Both tests are :mod:`pipeline.solve.limits`' (``held``, ``at_limit``).
 - **Accept** (:func:`accepts`): ``gn`` takes every finite step, ``lm`` a finite step that
   does not raise the objective.
 - **Damping** (:func:`next_damping`): starts at :func:`initial_damping`; in ``lm`` mode an
@@ -98,13 +98,9 @@ __all__ = [
     "STOP_REASONS",
     "LossName",
     "accepts",
-    "at_limit",
-    "held",
-    "held_coordinates",
     "initial_damping",
     "lane_rules",
     "lane_small_updates",
-    "limits_held",
     "next_damping",
     "observed_only",
     "small_update",
@@ -196,89 +192,6 @@ def initial_damping(mode: str, damping: float, lm_initial_damping: float) -> flo
     float
     """
     return damping if mode == "gn" else lm_initial_damping
-
-
-@nb.njit(**INLINE)
-def held(lower: float, upper: float) -> bool:
-    """Whether a coordinate is held out of every step (the module docstring's **Step**).
-
-    Parameters
-    ----------
-    lower, upper : float
-        The coordinate's limits.
-
-    Returns
-    -------
-    bool
-        True for a locked coordinate (``lower == upper``): its step is 0.
-    """
-    return lower == upper
-
-
-@nb.njit(**INLINE)
-def at_limit(q: float, lower: float, upper: float, descent: float) -> bool:
-    """Whether a coordinate is held at a limit for one step (the module's **Step**).
-
-    Parameters
-    ----------
-    q : float
-        The coordinate's value (the clamp leaves it exactly on a limit).
-    lower, upper : float
-        Its limits (not equal: a locked coordinate is :func:`held` always).
-    descent : float
-        Its entry of the descent gradient ``J^T W r - prior (q - neutral)`` (minus half
-        the objective's gradient).
-
-    Returns
-    -------
-    bool
-        True when ``q`` is on a limit and the objective falls out of the range.
-    """
-    return (q <= lower and descent < 0.0) or (q >= upper and descent > 0.0)
-
-
-@nb.njit(**JIT)
-def limits_held(
-    q: np.ndarray, lower: np.ndarray, upper: np.ndarray, descent: np.ndarray
-) -> np.ndarray:
-    """:func:`at_limit` of every pose's coordinates (locked ones excluded: :func:`held`).
-
-    Parameters
-    ----------
-    q, descent : (S, N)
-        The poses and their descent gradients.
-    lower, upper : (N,)
-        The limits.
-
-    Returns
-    -------
-    (S, N) bool
-    """
-    out = np.zeros(q.shape, np.bool_)
-    for s in range(q.shape[0]):
-        for k in range(q.shape[1]):
-            lo, hi = float(lower[k]), float(upper[k])
-            out[s, k] = not held(lo, hi) and at_limit(float(q[s, k]), lo, hi, float(descent[s, k]))
-    return out
-
-
-@nb.njit(**JIT)
-def held_coordinates(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    """:func:`held` of every coordinate.
-
-    Parameters
-    ----------
-    lower, upper : (N,) float
-        The coordinates' limits.
-
-    Returns
-    -------
-    (N,) bool
-    """
-    out = np.empty(lower.shape[0], np.bool_)
-    for k in range(lower.shape[0]):
-        out[k] = held(float(lower[k]), float(upper[k]))
-    return out
 
 
 @nb.njit(**INLINE)

@@ -14,7 +14,8 @@ import numpy as np
 from pipeline.solve.compiled.compilers import NOALIAS_JIT
 from pipeline.solve.compiled.loop import HELD_STIFFNESS
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import INLINE, at_limit, held
+from pipeline.solve.limits import at_limit, held
+from pipeline.solve.rules import INLINE
 
 __all__ = ["assemble_lanes", "damp_lanes", "solve_tree_lanes"]
 

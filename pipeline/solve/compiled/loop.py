@@ -14,7 +14,8 @@ import numpy as np
 from pipeline.solve.compiled.bundles import Inputs, Outputs, Settings, Workspace
 from pipeline.solve.compiled.pose import copy, warm_start
 from pipeline.solve.compiled.tables import Tables
-from pipeline.solve.rules import INLINE, at_limit, held
+from pipeline.solve.limits import at_limit, held
+from pipeline.solve.rules import INLINE
 
 #: A held coordinate's diagonal, relative to its own (see :func:`damp_system`).
 HELD_STIFFNESS = 1.0e12
@@ -84,14 +85,14 @@ def damp_system(
         Coordinate-task weights (0: none) and the frame's targets: ``w (q - target)^2``
         joins the prior (:mod:`pipeline.solve.tasks`).
     bound : (N,) bool, out
-        The coordinates held at a limit for this step (:func:`pipeline.solve.rules.at_limit`),
+        The coordinates held at a limit for this step (:func:`pipeline.solve.limits.at_limit`),
         held like a locked one; :func:`hold_step` and ``apply_step`` read it.
     limits : bool
         Hold coordinates at a limit (``lm`` mode; ``gn`` keeps QuickIK's clamp only).
 
     Notes
     -----
-    A held coordinate (:func:`pipeline.solve.rules.held`, locked) gets a zero gradient
+    A held coordinate (:func:`pipeline.solve.limits.held`, locked) gets a zero gradient
     and a diagonal :data:`HELD_STIFFNESS` times its own, which takes it out of the step:
     the other coordinates solve as if it were not there (to a relative 1e-12), and
     :func:`hold_step` zeroes its own entry of the solved step. The tree-structured system

@@ -21,10 +21,10 @@ import numpy as np
 
 from pipeline.kinematics.fk_jacobian import FKState, jacobian_from_state
 from pipeline.kinematics.plan_arrays import KinematicModel
+from pipeline.solve.limits import limits_held
 from pipeline.solve.numpy.linalg import spd_solve
 from pipeline.solve.numpy.moments import assemble_moments
 from pipeline.solve.numpy.tables import NormalBlocks, block_layout
-from pipeline.solve.rules import limits_held
 
 __all__ = ["assemble_dense", "assemble_rows", "solve_blocks", "solve_normal"]
 
@@ -199,14 +199,14 @@ def solve_normal(
         the prior (:mod:`pipeline.solve.tasks`).
     limits : bool
         Hold coordinates at a limit whose gradient points out of their range
-        (:func:`pipeline.solve.rules.at_limit`; ``lm`` mode). False: QuickIK's clamp only.
+        (:func:`pipeline.solve.limits.at_limit`; ``lm`` mode). False: QuickIK's clamp only.
 
     Returns
     -------
     step : (S, n_root + N) array
         The step; zero for poses whose system could not be solved.
     bound : (S, N) bool
-        The coordinates held at a limit for this step (:func:`pipeline.solve.rules.at_limit`).
+        The coordinates held at a limit for this step (:func:`pipeline.solve.limits.at_limit`).
     """
     if model.coupled:
         blocks = assemble_dense(model, st, residual, weight, mapper_jac)
@@ -218,7 +218,7 @@ def solve_normal(
 
 
 def _limit_held(model: KinematicModel, lay, q, g_s, g_b) -> np.ndarray:
-    """``(S, N)`` bool: coordinates held at a limit for this step (:func:`.rules.limits_held`)."""
+    """``(S, N)`` bool: coordinates held at a limit for this step (:func:`..limits.limits_held`)."""
     nr = model.n_root
     descent = np.zeros(q.shape, g_s.dtype)
     if model.sep_dofs.size:
@@ -270,7 +270,7 @@ def solve_blocks(
     step : (S, n_root + N) array
         The step; zero for poses whose system could not be solved.
     bound : (S, N) bool
-        The coordinates held at a limit for this step (:func:`pipeline.solve.rules.at_limit`).
+        The coordinates held at a limit for this step (:func:`pipeline.solve.limits.at_limit`).
     """
     lay = block_layout(model)
     dt = model.dtype

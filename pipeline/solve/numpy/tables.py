@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pipeline.kinematics.plan_arrays import SLIDE, KinematicModel
-from pipeline.solve.rules import held_coordinates
+from pipeline.solve.limits import held_coordinates
 
 __all__ = ["BlockLayout", "NormalBlocks", "block_layout"]
 
@@ -43,7 +43,7 @@ class BlockLayout:
     blk_upper : (B, nb, nb) bool
         Block DOF pairs ``k <= l`` on one path (``l`` at or below ``k``'s joint).
     sep_held : (H0,)
-        Separator columns of held coordinates (:func:`pipeline.solve.rules.held`).
+        Separator columns of held coordinates (:func:`pipeline.solve.limits.held`).
     blk_held : (B, nb) bool
         Block DOFs that are held (False on padding).
     """

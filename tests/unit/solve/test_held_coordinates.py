@@ -16,8 +16,8 @@ from pipeline.kinematics import forward_kinematics
 from pipeline.kinematics.plan_arrays import compile_plan
 from pipeline.kinematics.rotations import rotvec_to_quat
 from pipeline.solve import SolverConfig, solve_frames
+from pipeline.solve.limits import held, held_coordinates
 from pipeline.solve.numpy.tables import block_layout
-from pipeline.solve.rules import held, held_coordinates
 
 LOCK = np.array([0.3, -0.2])  # rad, the locked hinges' values
 AT = [2, 5]  # their DOF indices in the locked plan
