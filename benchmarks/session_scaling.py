@@ -186,8 +186,9 @@ def main(argv: list[str] | None = None) -> dict:
                     args.chunk_frames,
                 )  # fmt: skip
                 runs.setdefault(f"workers_{workers}", []).append(seconds)
-                results[f"workers_{workers}"] = {
-                    "peak_worker_rss_mib": peak / 2**20,
+                last = results.get(f"workers_{workers}", {}).get("peak_worker_rss_mib", 0.0)
+                results[f"workers_{workers}"] = {  # the largest peak over the repeats
+                    "peak_worker_rss_mib": max(last, peak / 2**20),
                     "timings": timings,
                 }
                 print(
@@ -251,7 +252,8 @@ def main(argv: list[str] | None = None) -> dict:
             f"(target >= 0.7) -> {'MET' if results['raw_over_end_to_end'] >= 0.7 else 'NOT MET'}"
         )
     print(
-        f"peak worker RSS: {results['workers_2']['peak_worker_rss_mib']:.0f} MiB"
+        f"peak worker RSS (largest over the repeats): "
+        f"{results['workers_2']['peak_worker_rss_mib']:.0f} MiB"
         + (
             f", {results['double_session']['peak_worker_rss_mib']:.0f} MiB for the 2x session"
             if "double_session" in results
