@@ -5,8 +5,10 @@ ik_setup=<its IK setup>`` with the default solver. Held against the issue's bars
 fit meets: at least 99 % of the frames stop converged under the default iteration cap (the
 subtalar coordinates rest on their limits, where the held-at-limit step of
 :mod:`pipeline.solve.rules` converges; before it a fifth of the frames crept to the cap),
-and the median over the coordinates of the RMS difference from Pose2Sim's published
-``.mot`` is within 3 degrees. Every fitted coordinate stays inside its range.
+the median over the coordinates of the RMS difference from Pose2Sim's published
+``.mot`` is within 3 degrees, and the fitted keypoints (the ``.trc`` kinefit exports) are
+within 30 mm median of Pose2Sim's filtered ``.trc``. Every fitted coordinate stays inside
+its range.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typer.testing import CliRunner
 from flows.cli import app
 from pipeline.bodyplan.importers.osim import import_osim
 from pipeline.tracks.opensim_storage import read_storage
+from pipeline.tracks.readers import trc
 from tests.fixtures.shared_data import SHARED
 
 pytestmark = pytest.mark.slow
@@ -31,6 +34,7 @@ OPENSIM = DEMO / "opensim"
 MODEL = OPENSIM / "Model_Pose2Sim_body25b_scaled.osim"
 SETUP = OPENSIM / "IK_Setup_Pose2Sim_Body25b.xml"
 MOT = OPENSIM / "S00_P00_T01_BalancingTrial_filt_butterworth_0-100_body25b.mot"
+TRC = DEMO / "pose-3d" / "S00_P00_T01_BalancingTrial_0-100_filt_butterworth.trc"
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +89,23 @@ def test_the_angles_are_near_pose2sim_s_and_inside_their_ranges(fitted: Path) ->
     assert np.isfinite(lower).sum() > 20  # the spine's, the arms' and the legs' ranges
     inside = (q >= lower - 1e-6) & (q <= upper + 1e-6)  # the store's float32
     assert inside.all(), [str(n) for n in fit["dof"].values[~inside.all(axis=0)]]
+
+
+def test_the_fitted_keypoints_are_near_pose2sim_s_triangulated_ones(fitted: Path) -> None:
+    """Same frames, same (Y-up, metre) frame: the exported ``.trc`` against Pose2Sim's."""
+    run = CliRunner().invoke(
+        app, ["export", "trc", str(fitted / "fit.zarr"), "-o", str(fitted / "fit.trc")]
+    )
+    assert run.exit_code == 0, run.output
+    mine, ref = trc.read(fitted / "fit.trc"), trc.read(TRC)
+    np.testing.assert_allclose(mine["time"].values, ref["time"].values, atol=1e-9)
+    names = [k for k in ref["keypoint"].values if k in mine["keypoint"].values]
+    assert len(names) == 21  # every keypoint of Pose2Sim's .trc
+
+    def xyz(ds):
+        sel = ds["position"].sel(keypoint=names).isel(individual=0)
+        return sel.transpose("time", "keypoint", "space").values
+
+    distance = np.linalg.norm(xyz(mine) - xyz(ref), axis=-1)
+    assert np.isfinite(distance).all()
+    assert np.median(distance) <= 0.030, np.median(distance)
