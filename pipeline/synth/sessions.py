@@ -166,6 +166,8 @@ def dof_trajectories(
             q[:, d], q[:, d2] = (u * scale)[:, 0] * hy, (u * scale)[:, 1] * hz
         elif d in second:
             continue
+        elif lower[d] == upper[d]:  # locked (OpenSim's locked coordinates): its one value
+            q[:, d] = lower[d]
         elif np.isfinite(lower[d]) and np.isfinite(upper[d]):
             span = upper[d] - lower[d]
             frac = np.clip((neutral[d] - lower[d]) / span, 0.05, 0.95)

@@ -99,3 +99,32 @@ def test_mannequin_sessions_stay_upright_about_their_up_axis():
     assert np.all(rot[..., 1, 1] > np.cos(np.radians(30)))
     with pytest.raises(ValueError, match="up_axis: 'w' is not one of x, y, z"):
         SynthConfig(up_axis="w")
+
+
+def test_a_locked_coordinate_keeps_its_one_value(rng):
+    """lower == upper (OpenSim's locked coordinates): the truth holds that value, never
+    the NaN of a zero span's division, and the keypoints are its forward kinematics."""
+    import warnings
+
+    joints = [
+        {"name": "root", "parent": None, "offset_pos": [0, 0, 0], "dofs": []},
+        {"name": "a", "parent": "root", "offset_pos": [0.3, 0, 0],
+         "dofs": [{"type": "hinge", "axis": [0, 0, 1], "limits": [-1.0, 1.0]},
+                  {"type": "hinge", "axis": [1, 0, 0], "neutral": 0.4, "limits": [0.4, 0.4]}]},
+        {"name": "b", "parent": "a", "offset_pos": [0.4, 0, 0], "dofs": []},
+        {"name": "c", "parent": "b", "offset_pos": [0.2, 0.1, 0], "dofs": []},
+    ]  # fmt: skip
+    for j in joints:
+        j["offset_quat"] = [1.0, 0.0, 0.0, 0.0]
+        for d in j["dofs"]:
+            d.setdefault("neutral", 0.0)
+    plan = load_body_plan({"fixed_base": True, "joints": joints})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        session = synthesize(plan, SynthConfig(n_frames=20), rng)
+    q = session.truth["dof_value"].isel(individual=0).values
+    np.testing.assert_array_equal(q[:, 1], 0.4)
+    assert np.ptp(q[:, 0]) > 0.01  # the free hinge moves
+    positions = forward_kinematics(plan, q)
+    truth = session.truth["position"].isel(individual=0).transpose("time", "keypoint", "space")
+    np.testing.assert_allclose(truth.values, positions, atol=1e-9)
