@@ -70,7 +70,9 @@ def _iterate(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarray, las
         return _iterate_lanes(prob, frames, pose, lam, last)
 
 
-def _iterate_lanes(prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarray, last):
+def _iterate_lanes(
+    prob: Problem, frames: np.ndarray, pose: Pose, lam: np.ndarray, last: np.ndarray
+):
     cfg, model = prob.config, prob.model
     gn = cfg.mode == "gn"
     ev = evaluate(prob, frames, pose.root_pos, pose.root_quat, pose.q, need_jac=True)

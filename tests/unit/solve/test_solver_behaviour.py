@@ -227,6 +227,7 @@ def test_bad_inputs_name_the_problem(kwargs, message):
         ("neutral_weight", float("nan"), "neutral_weight: must be a finite number"),
         ("dtype", "float16", "dtype: 'float16' is not one of float64, float32"),
         ("loss_scale", 0.0, "loss_scale: must be > 0"),
+        ("tolerance_on", "update", "tolerance_on: 'update' is not one of step, distance"),
     ],
 )
 def test_bad_solver_config_names_the_field(field, value, message):
